@@ -1,0 +1,237 @@
+package syncular.jakarta.schema;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import syncular.jakarta.wire.Json;
+import syncular.jakarta.wire.TypeTag;
+
+/**
+ * Compiles a schema file into a {@link CompiledSchema}, refusing anything invalid with one message that names the
+ * table and column (SPEC §2.4, §3.1). Two forms are read:
+ * <ul>
+ *   <li>the {@code syncular.ir.json} the upstream generator writes ({@code irVersion} 1: {@code schemaVersion},
+ *       {@code tables[].primaryKey/columns/scopes{pattern,variable,column}}; other members ignored);</li>
+ *   <li>the compact conformance form {@code {version, tables:[{name, primaryKey, columns, scopes:[{pattern,
+ *       column?}]}]}} where a scope's column defaults to its variable's name.</li>
+ * </ul>
+ */
+public final class SchemaCompiler {
+    /** PostgreSQL's identifier limit; longer names would be silently truncated in the projection. */
+    public static final int MAX_NAME_BYTES = 63;
+    private static final Pattern SCOPE_PATTERN = Pattern.compile("([^:{}]+):\\{([^:{}]+)\\}");
+
+    private SchemaCompiler() { }
+
+    /**
+     * Loads a schema from a file path, or else from a class-path resource of that name.
+     *
+     * @throws SchemaException if neither exists or the content is invalid
+     */
+    public static CompiledSchema load(String location, ClassLoader loader) {
+        Path path = Path.of(location);
+        String text;
+        try {
+            if (Files.isRegularFile(path)) {
+                text = Files.readString(path, StandardCharsets.UTF_8);
+            } else {
+                String resource = location.startsWith("/") ? location.substring(1) : location;
+                try (InputStream in = loader.getResourceAsStream(resource)) {
+                    if (in == null) {
+                        throw new SchemaException("syncular.schema: no schema file or class-path resource named \""
+                                + location + "\"");
+                    }
+                    text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                }
+            }
+        } catch (IOException e) {
+            throw new SchemaException("syncular.schema: cannot read \"" + location + "\": " + e.getMessage(), e);
+        }
+        return compile(text);
+    }
+
+    /** Compiles schema text in either form. */
+    public static CompiledSchema compile(String text) {
+        Object root;
+        try {
+            root = Json.parse(text);
+        } catch (Json.JsonException e) {
+            throw new SchemaException("schema: not valid JSON (" + e.getMessage() + ")");
+        }
+        Map<String, Object> doc = object(root, "schema", "the document");
+        boolean ir = doc.containsKey("irVersion");
+        if (ir) {
+            Object irVersion = doc.get("irVersion");
+            if (!(irVersion instanceof BigDecimal d) || d.compareTo(BigDecimal.ONE) != 0) {
+                throw new SchemaException("schema: irVersion must be 1");
+            }
+        }
+        int version = version(doc.get(ir ? "schemaVersion" : "version"), ir ? "schemaVersion" : "version");
+        List<Object> rawTables = list(doc.get("tables"), "schema", "tables");
+        if (rawTables.isEmpty()) throw new SchemaException("schema: tables must not be empty");
+
+        List<TableSchema> tables = new ArrayList<>();
+        Set<String> tableNames = new HashSet<>();
+        for (Object rawTable : rawTables) {
+            TableSchema t = table(object(rawTable, "schema", "a table"));
+            if (!tableNames.add(t.name())) throw new SchemaException("schema: duplicate table \"" + t.name() + "\"");
+            tables.add(t);
+        }
+        return new CompiledSchema(version, tables);
+    }
+
+    private static TableSchema table(Map<String, Object> raw) {
+        String name = string(raw.get("name"), "schema", "table name");
+        checkName(name, "table \"" + name + "\"");
+        String where = "table \"" + name + "\"";
+
+        List<ColumnSchema> columns = new ArrayList<>();
+        Set<String> columnNames = new HashSet<>();
+        for (Object rawColumn : list(raw.get("columns"), where, "columns")) {
+            ColumnSchema c = column(name, object(rawColumn, where, "a column"));
+            if (!columnNames.add(c.name())) {
+                throw new SchemaException(where + " column \"" + c.name() + "\": duplicate column");
+            }
+            columns.add(c);
+        }
+        if (columns.isEmpty()) throw new SchemaException(where + ": has no columns");
+
+        String primaryKey = string(raw.get("primaryKey"), where, "primaryKey");
+        ColumnSchema pk = columns.stream().filter(c -> c.name().equals(primaryKey)).findFirst()
+                .orElseThrow(() -> new SchemaException(where + " column \"" + primaryKey
+                        + "\": primary key is not a column of the table"));
+        if (pk.nullable()) throw new SchemaException(where + " column \"" + pk.name() + "\": primary key is nullable");
+
+        Object rawScopes = raw.get("scopes");
+        List<Object> scopeList = rawScopes == null ? List.of() : list(rawScopes, where, "scopes");
+        if (scopeList.isEmpty()) throw new SchemaException(where + ": has no scope pattern");
+        List<ScopePattern> scopes = new ArrayList<>();
+        Map<String, String> columnOfVariable = new HashMap<>();
+        for (Object rawScope : scopeList) {
+            ScopePattern s = scope(where, rawScope);
+            ColumnSchema c = columns.stream().filter(col -> col.name().equals(s.column())).findFirst()
+                    .orElseThrow(() -> new SchemaException(where + " column \"" + s.column()
+                            + "\": scope pattern \"" + s.pattern() + "\" names a column the table does not have"));
+            String previous = columnOfVariable.putIfAbsent(s.variable(), s.column());
+            if (previous != null && !previous.equals(s.column())) {
+                throw new SchemaException(where + " column \"" + s.column() + "\": scope variable \"" + s.variable()
+                        + "\" is already mapped to column \"" + previous + "\"");
+            }
+            if (c.encrypted()) {
+                throw new SchemaException(where + " column \"" + c.name() + "\": an encrypted column cannot be a scope column");
+            }
+            if (previous == null) scopes.add(s);
+        }
+        if (pk.encrypted()) {
+            throw new SchemaException(where + " column \"" + pk.name() + "\": an encrypted column cannot be the primary key");
+        }
+        return new TableSchema(name, primaryKey, columns, scopes);
+    }
+
+    private static ColumnSchema column(String table, Map<String, Object> raw) {
+        String name = string(raw.get("name"), "table \"" + table + "\"", "column name");
+        String where = "table \"" + table + "\" column \"" + name + "\"";
+        checkName(name, where);
+        String typeName = string(raw.get("type"), where, "type");
+        TypeTag type = TypeTag.forSchemaName(typeName)
+                .orElseThrow(() -> new SchemaException(where + ": unknown type \"" + typeName + "\""));
+        boolean nullable = bool(raw.get("nullable"), where, "nullable", false);
+        String crdtType = optionalString(raw.get("crdtType"), where, "crdtType");
+        boolean encrypted = bool(raw.get("encrypted"), where, "encrypted", false);
+        String declaredType = optionalString(raw.get("declaredType"), where, "declaredType");
+        if (type == TypeTag.CRDT && (crdtType == null || crdtType.isEmpty())) {
+            throw new SchemaException(where + ": a crdt column needs a crdtType");
+        }
+        if (encrypted && type != TypeTag.BYTES) {
+            throw new SchemaException(where + ": an encrypted column must have type bytes");
+        }
+        return new ColumnSchema(name, type, nullable, crdtType, encrypted, declaredType);
+    }
+
+    private static ScopePattern scope(String where, Object raw) {
+        String pattern;
+        String column;
+        String declaredVariable = null;
+        if (raw instanceof String s) {
+            pattern = s;
+            column = null;
+        } else {
+            Map<String, Object> m = object(raw, where, "a scope");
+            pattern = string(m.get("pattern"), where, "scope pattern");
+            column = optionalString(m.get("column"), where, "scope column");
+            declaredVariable = optionalString(m.get("variable"), where, "scope variable");
+        }
+        Matcher matcher = SCOPE_PATTERN.matcher(pattern);
+        if (!matcher.matches()) {
+            throw new SchemaException(where + ": scope pattern \"" + pattern + "\" is not of the form prefix:{variable}");
+        }
+        String variable = matcher.group(2);
+        if (declaredVariable != null && !declaredVariable.equals(variable)) {
+            throw new SchemaException(where + ": scope pattern \"" + pattern + "\" declares variable \""
+                    + declaredVariable + "\", but its pattern names \"" + variable + "\"");
+        }
+        return new ScopePattern(pattern, matcher.group(1), variable, column == null ? variable : column);
+    }
+
+    private static void checkName(String name, String where) {
+        if (name.isEmpty()) throw new SchemaException(where + ": empty name");
+        String lower = name.toLowerCase(java.util.Locale.ROOT);
+        if (lower.startsWith("sync_") || lower.startsWith("_sync_")) {
+            throw new SchemaException(where + ": the prefixes sync_ and _sync_ are reserved");
+        }
+        if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+            throw new SchemaException(where + ": name is longer than " + MAX_NAME_BYTES + " bytes");
+        }
+        if (name.indexOf('\0') >= 0) throw new SchemaException(where + ": name contains NUL");
+    }
+
+    private static int version(Object raw, String key) {
+        if (raw instanceof BigDecimal d) {
+            try {
+                int v = d.intValueExact();
+                if (v >= 1) return v;
+            } catch (ArithmeticException ignored) {
+                // falls through to the error below
+            }
+        }
+        throw new SchemaException("schema: " + key + " must be an integer >= 1");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> object(Object raw, String where, String what) {
+        if (raw instanceof Map<?, ?> m) return (Map<String, Object>) m;
+        throw new SchemaException(where + ": " + what + " must be a JSON object");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> list(Object raw, String where, String what) {
+        if (raw instanceof List<?> l) return (List<Object>) l;
+        throw new SchemaException(where + ": " + what + " must be a JSON array");
+    }
+
+    private static String string(Object raw, String where, String what) {
+        if (raw instanceof String s) return s;
+        throw new SchemaException(where + ": " + what + " must be a string");
+    }
+
+    private static String optionalString(Object raw, String where, String what) {
+        return raw == null ? null : string(raw, where, what);
+    }
+
+    private static boolean bool(Object raw, String where, String what, boolean dflt) {
+        if (raw == null) return dflt;
+        if (raw instanceof Boolean b) return b;
+        throw new SchemaException(where + ": " + what + " must be true or false");
+    }
+}
