@@ -1,0 +1,125 @@
+package syncular.jakarta.web;
+
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.Resource;
+import jakarta.annotation.sql.DataSourceDefinition;
+import jakarta.ejb.ConcurrencyManagement;
+import jakarta.ejb.ConcurrencyManagementType;
+import jakarta.ejb.Singleton;
+import jakarta.ejb.Startup;
+import jakarta.ejb.Timeout;
+import jakarta.ejb.Timer;
+import jakarta.ejb.TimerConfig;
+import jakarta.ejb.TimerService;
+import jakarta.ejb.TransactionAttribute;
+import jakarta.ejb.TransactionAttributeType;
+import jakarta.inject.Inject;
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.config.ConfigProvider;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.schema.SchemaCompiler;
+import syncular.jakarta.schema.SchemaException;
+
+/**
+ * Start-up, split the way operators need it: what only a redeploy can fix (a malformed or missing configuration
+ * value, an invalid or missing schema file) FAILS the deployment with one line naming the key or the table and
+ * column; what fixes itself (the database unreachable or refusing the credentials) leaves the WAR deployed with
+ * readiness DOWN, retried with capped exponential backoff by a non-persistent EJB timer until it comes UP.
+ *
+ * <p>The app-defined DataSource lives here because {@code @DataSourceDefinition} belongs on a component class.
+ * Payara resolves its {@code ${MPCONFIG=…}} values; WildFly uses the same-named definition in jboss-web.xml.
+ */
+@DataSourceDefinition(
+        name = SyncularConfig.APP_DATASOURCE,
+        className = "org.postgresql.ds.PGSimpleDataSource",
+        url = "${MPCONFIG=syncular.db.url}",
+        user = "${MPCONFIG=syncular.db.user}",
+        password = "${MPCONFIG=syncular.db.password}",
+        initialPoolSize = 0,
+        minPoolSize = 0,
+        maxPoolSize = 32,
+        // a dead database must not hold a request or the readiness probe for the driver's default timeout
+        properties = {"connectTimeout=5", "ApplicationName=syncular"})
+@Singleton
+@Startup
+@ConcurrencyManagement(ConcurrencyManagementType.BEAN) // state lives in Readiness; ticks never overlap a deploy
+public class ServerLifecycle {
+    private static final System.Logger LOG = System.getLogger(ServerLifecycle.class.getName());
+    static final String CHECK_DATABASE = "database";
+    static final String CHECK_SCHEMA = "schema";
+
+    @Resource
+    TimerService timers;
+    @Inject
+    Readiness readiness;
+
+    private volatile SyncularConfig config;
+    private volatile CompiledSchema schema;
+    private volatile long nextDelayMs = 500;
+
+    @PostConstruct
+    void start() {
+        SyncularConfig cfg;
+        CompiledSchema compiled;
+        try {
+            cfg = SyncularConfig.from(ConfigProvider.getConfig());
+            compiled = SchemaCompiler.load(cfg.schema(), ServerLifecycle.class.getClassLoader());
+        } catch (ConfigException | SchemaException e) {
+            // One line that names the key or the table/column; the container turns it into a failed deployment.
+            LOG.log(Level.ERROR, "Syncular start-up refused: " + e.getMessage());
+            throw e;
+        }
+        this.config = cfg;
+        this.schema = compiled;
+        readiness.up(CHECK_SCHEMA, "schema version " + compiled.version() + ", " + compiled.tables().size()
+                + " table(s) from " + cfg.schema());
+        readiness.down(CHECK_DATABASE, "not checked yet");
+        if (cfg.conformanceHost()) {
+            LOG.log(Level.WARNING, "Syncular is in CONFORMANCE-HOST mode (syncular.conformance-host=true): "
+                    + "test authentication and the /__conformance control plane are enabled. Never in production.");
+        }
+        LOG.log(Level.INFO, "Syncular starting: schema version {0} ({1} tables), datasource {2}",
+                compiled.version(), compiled.tables().size(), cfg.dataSourceJndiName());
+        // The first database check runs on the timer too, so deployment never waits on a slow network.
+        timers.createSingleActionTimer(1, new TimerConfig(null, false));
+    }
+
+    public SyncularConfig config() { return config; }
+
+    public CompiledSchema schema() { return schema; }
+
+    @Timeout
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED) // a probe, not a unit of work
+    void checkDatabase(Timer timer) {
+        try {
+            DataSource ds = Database.lookup(config);
+            try (Connection c = ds.getConnection()) {
+                if (!c.isValid(5)) throw new SQLException("connection is not valid");
+                String product = c.getMetaData().getDatabaseProductName() + " "
+                        + c.getMetaData().getDatabaseProductVersion();
+                readiness.up(CHECK_DATABASE, product);
+                LOG.log(Level.INFO, "Syncular database reachable ({0}); ready", product);
+                nextDelayMs = 500;
+            }
+        } catch (SQLException | RuntimeException e) {
+            String why = describe(e);
+            readiness.down(CHECK_DATABASE, "unreachable: " + why);
+            long delay = nextDelayMs;
+            nextDelayMs = Math.min(delay * 2, config.readinessRetryMaxMs());
+            LOG.log(Level.WARNING, "Syncular database unreachable ({0}); readiness DOWN, retrying in {1} ms",
+                    why, delay);
+            timers.createSingleActionTimer(delay, new TimerConfig(null, false));
+        }
+    }
+
+    /** The innermost cause's class and message: "connection refused", "password authentication failed", … */
+    private static String describe(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) t = t.getCause();
+        String msg = t.getMessage() == null ? "" : t.getMessage().replaceAll("\\s+", " ");
+        return t.getClass().getSimpleName() + (msg.isEmpty() ? "" : ": " + msg);
+    }
+}

@@ -1,0 +1,78 @@
+package syncular.jakarta.web;
+
+import java.util.Optional;
+import java.util.function.Function;
+import org.eclipse.microprofile.config.Config;
+
+/**
+ * Every {@code syncular.*} key the server reads, read once at start-up with its default and its check side by side
+ * (STYLE §6.11). Sources are MicroProfile Config's: system properties, then environment variables
+ * ({@code syncular.db.url} ↔ {@code SYNCULAR_DB_URL}), then {@code META-INF/microprofile-config.properties}.
+ * A malformed value fails deployment with a message that names the key.
+ *
+ * @param schema          {@code syncular.schema}: schema file path or class-path resource
+ * @param datasource      {@code syncular.datasource}: JNDI name of a container pool, or empty for the app-defined one
+ * @param dbUrl           {@code syncular.db.url} (required unless {@code syncular.datasource} is set)
+ * @param dbUser          {@code syncular.db.user} (same)
+ * @param dbPassword      {@code syncular.db.password} (same; may be empty)
+ * @param conformanceHost {@code syncular.conformance-host}: the test control plane, off by default
+ * @param readinessRetryMaxMs {@code syncular.readiness.retry-max-ms}: the cap of the database retry backoff
+ */
+public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
+                             Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
+                             long readinessRetryMaxMs) {
+    /** The demo schema the WAR ships: the upstream quickstart's todo app. */
+    public static final String DEMO_SCHEMA = "syncular/demo/syncular.ir.json";
+    /** The JNDI name of the DataSource this WAR defines itself. */
+    public static final String APP_DATASOURCE = "java:app/jdbc/syncular";
+
+    public static SyncularConfig from(Config config) {
+        String schema = text(config, "syncular.schema").orElse(DEMO_SCHEMA);
+        Optional<String> datasource = text(config, "syncular.datasource");
+        Optional<String> url = text(config, "syncular.db.url");
+        Optional<String> user = text(config, "syncular.db.user");
+        Optional<String> password = config.getOptionalValue("syncular.db.password", String.class);
+        if (datasource.isEmpty()) {
+            String u = url.orElseThrow(() -> new ConfigException(
+                    "syncular.db.url is required (or set syncular.datasource to a container pool's JNDI name)"));
+            if (!u.startsWith("jdbc:postgresql:") || u.contains(" ")) {
+                throw new ConfigException("syncular.db.url must be a jdbc:postgresql: URL");
+            }
+            user.orElseThrow(() -> new ConfigException(
+                    "syncular.db.user is required (or set syncular.datasource to a container pool's JNDI name)"));
+            password.orElseThrow(() -> new ConfigException(
+                    "syncular.db.password is required (or set syncular.datasource to a container pool's JNDI name)"));
+        } else if (!datasource.get().matches("[A-Za-z][A-Za-z0-9_:/.\\-]*")) {
+            throw new ConfigException("syncular.datasource must be a JNDI name such as jdbc/syncular");
+        }
+        boolean conformance = parsed(config, "syncular.conformance-host", SyncularConfig::bool, "true or false")
+                .orElse(false);
+        long retryMax = parsed(config, "syncular.readiness.retry-max-ms", Long::parseLong, "a whole number of ms")
+                .orElse(30_000L);
+        if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
+        return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax);
+    }
+
+    /** The JNDI name the storage uses: the configured container pool, else the app-defined DataSource. */
+    public String dataSourceJndiName() { return datasource.orElse(APP_DATASOURCE); }
+
+    private static Optional<String> text(Config config, String key) {
+        return config.getOptionalValue(key, String.class).map(String::trim).filter(s -> !s.isEmpty());
+    }
+
+    private static <T> Optional<T> parsed(Config config, String key, Function<String, T> parse, String expected) {
+        Optional<String> raw = text(config, key);
+        if (raw.isEmpty()) return Optional.empty();
+        try {
+            return Optional.of(parse.apply(raw.get()));
+        } catch (RuntimeException e) {
+            throw new ConfigException(key + " must be " + expected);
+        }
+    }
+
+    private static Boolean bool(String s) {
+        if (s.equalsIgnoreCase("true")) return true;
+        if (s.equalsIgnoreCase("false")) return false;
+        throw new IllegalArgumentException();
+    }
+}

@@ -1,0 +1,78 @@
+package syncular.jakarta.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URL;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.UUID;
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.junit5.ArquillianExtension;
+import org.jboss.arquillian.test.api.ArquillianResource;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The WAR as built, deployed unchanged (plus a test probe): health, and the JTA path to PostgreSQL. */
+@ExtendWith(ArquillianExtension.class)
+class FoundationIT {
+    @Deployment(testable = false)
+    static WebArchive deployment() {
+        return It.war("syncular").addClasses(ItProbeResource.class, ItProbeService.class);
+    }
+
+    @ArquillianResource
+    URL base;
+
+    @Test
+    void readinessIsUpWithDatabaseAndSchemaChecks() throws Exception {
+        HttpResponse<String> ready = It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200,
+                Duration.ofSeconds(90));
+        assertTrue(ready.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+        assertTrue(ready.body().contains("\"status\":\"UP\""), ready.body());
+        assertTrue(ready.body().contains("\"name\":\"database\""), ready.body());
+        assertTrue(ready.body().contains("PostgreSQL"), ready.body());
+        assertTrue(ready.body().contains("\"name\":\"schema\""), ready.body());
+        assertTrue(ready.body().contains("schema version 1"), ready.body());
+    }
+
+    @Test
+    void livenessAnswers() throws Exception {
+        HttpResponse<String> live = It.get(base.toURI().resolve("health/live"));
+        assertEquals(200, live.statusCode());
+        assertTrue(live.body().contains("\"status\":\"UP\""), live.body());
+    }
+
+    @Test
+    void httpReachesPostgresThroughJaxRsAndAJtaEjb() throws Exception {
+        String note = "committed-" + UUID.randomUUID();
+        HttpResponse<String> r = It.post(base.toURI().resolve("it-probe/notes?note=" + note));
+        assertEquals(200, r.statusCode(), r.body());
+        assertTrue(r.body().startsWith("17."), "PostgreSQL 17 answered: " + r.body());
+        assertEquals(1, countNotes(note));
+    }
+
+    @Test
+    void aJtaRollbackLeavesNothingWritten() throws Exception {
+        It.post(base.toURI().resolve("it-probe/notes?note=table-exists"));
+        String note = "rolled-back-" + UUID.randomUUID();
+        HttpResponse<String> r = It.post(base.toURI().resolve("it-probe/notes-then-fail?note=" + note));
+        assertEquals(500, r.statusCode(), r.body());
+        assertEquals(0, countNotes(note));
+    }
+
+    private static int countNotes(String note) throws Exception {
+        try (Connection c = It.jdbc();
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM it_probe_notes WHERE note = ?")) {
+            ps.setString(1, note);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+}

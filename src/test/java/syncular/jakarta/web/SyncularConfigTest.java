@@ -1,0 +1,95 @@
+package syncular.jakarta.web;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigValue;
+import org.eclipse.microprofile.config.spi.ConfigSource;
+import org.eclipse.microprofile.config.spi.Converter;
+import org.junit.jupiter.api.Test;
+
+class SyncularConfigTest {
+    private static final Map<String, String> DB = Map.of(
+            "syncular.db.url", "jdbc:postgresql://db:5432/syncular",
+            "syncular.db.user", "app",
+            "syncular.db.password", "secret");
+
+    @Test
+    void appliesDefaults() {
+        SyncularConfig c = SyncularConfig.from(config(DB));
+        assertEquals(SyncularConfig.DEMO_SCHEMA, c.schema());
+        assertEquals("java:app/jdbc/syncular", c.dataSourceJndiName());
+        assertFalse(c.conformanceHost());
+        assertEquals(30_000L, c.readinessRetryMaxMs());
+    }
+
+    @Test
+    void aContainerPoolNeedsNoDatabaseKeys() {
+        SyncularConfig c = SyncularConfig.from(config(Map.of("syncular.datasource", "jdbc/syncular")));
+        assertEquals("jdbc/syncular", c.dataSourceJndiName());
+    }
+
+    @Test
+    void refusesMissingOrMalformedDatabaseKeysNamingTheKey() {
+        assertMessage(Map.of(), "syncular.db.url is required (or set syncular.datasource to a container pool's JNDI name)");
+        assertMessage(with("syncular.db.url", "postgres://db/x"), "syncular.db.url must be a jdbc:postgresql: URL");
+        Map<String, String> noUser = new HashMap<>(DB);
+        noUser.remove("syncular.db.user");
+        assertMessage(noUser, "syncular.db.user is required (or set syncular.datasource to a container pool's JNDI name)");
+    }
+
+    @Test
+    void refusesMalformedValuesNamingTheKey() {
+        assertMessage(with("syncular.conformance-host", "yes"), "syncular.conformance-host must be true or false");
+        assertMessage(with("syncular.readiness.retry-max-ms", "soon"),
+                "syncular.readiness.retry-max-ms must be a whole number of ms");
+        assertMessage(with("syncular.readiness.retry-max-ms", "5"), "syncular.readiness.retry-max-ms must be at least 100");
+        assertMessage(Map.of("syncular.datasource", "jdbc/my pool"),
+                "syncular.datasource must be a JNDI name such as jdbc/syncular");
+        assertTrue(SyncularConfig.from(config(with("syncular.conformance-host", "TRUE"))).conformanceHost());
+    }
+
+    private static Map<String, String> with(String key, String value) {
+        Map<String, String> m = new HashMap<>(DB);
+        m.put(key, value);
+        return m;
+    }
+
+    private static void assertMessage(Map<String, String> values, String message) {
+        assertEquals(message, assertThrows(ConfigException.class, () -> SyncularConfig.from(config(values))).getMessage());
+    }
+
+    /** A map-backed MicroProfile Config: only what SyncularConfig reads. */
+    private static Config config(Map<String, String> values) {
+        return new Config() {
+            @Override
+            public <T> T getValue(String name, Class<T> type) { return getOptionalValue(name, type).orElseThrow(); }
+
+            @Override
+            public ConfigValue getConfigValue(String name) { throw new UnsupportedOperationException(); }
+
+            @Override
+            public <T> Optional<T> getOptionalValue(String name, Class<T> type) {
+                return Optional.ofNullable(values.get(name)).map(type::cast);
+            }
+
+            @Override
+            public Iterable<String> getPropertyNames() { return values.keySet(); }
+
+            @Override
+            public Iterable<ConfigSource> getConfigSources() { return java.util.List.of(); }
+
+            @Override
+            public <T> Optional<Converter<T>> getConverter(Class<T> type) { return Optional.empty(); }
+
+            @Override
+            public <T> T unwrap(Class<T> type) { throw new UnsupportedOperationException(); }
+        };
+    }
+}
