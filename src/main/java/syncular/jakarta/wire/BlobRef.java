@@ -74,8 +74,8 @@ public record BlobRef(String blobId, long byteLength, String mediaType, String n
         }
         Object len = m.get("byteLength");
         long length = -1;
-        if (len instanceof BigDecimal d) {
-            double js = d.doubleValue(); // what JSON.parse yields: correctly rounded binary64
+        if (len instanceof BigDecimal || len instanceof Double) {
+            double js = ((Number) len).doubleValue(); // what JSON.parse yields: correctly rounded binary64
             if (js >= 0 && js <= WireReader.MAX_SAFE && js == Math.rint(js)) length = (long) js;
         }
         if (length < 0) {

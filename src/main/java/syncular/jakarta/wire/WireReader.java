@@ -130,6 +130,9 @@ public final class WireReader {
         return (int) n;
     }
 
+    /** Consumes {@code n} bytes without copying them. */
+    public void skip(long n, String field) { take(n, field); }
+
     /** {@code n} raw bytes, copied. */
     public byte[] raw(int n, String field) {
         int at = take(n, field);
