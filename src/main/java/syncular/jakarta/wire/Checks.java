@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** Constructor checks shared by the frame records: misuse is {@link IllegalArgumentException}. */
 final class Checks {
@@ -45,19 +46,20 @@ final class Checks {
 
     static Map<String, List<String>> scopeLists(Map<String, ? extends List<String>> m, String field) {
         if (m == null) throw new IllegalArgumentException(field + " is required");
-        Map<String, List<String>> out = new LinkedHashMap<>();
+        // canonical order (SPEC Conventions map): ascending UTF-16 code units, as the wire carries it
+        Map<String, List<String>> sorted = new TreeMap<>();
         for (Map.Entry<String, ? extends List<String>> e : m.entrySet()) {
-            out.put(nonNull(e.getKey(), field + " key"), list(e.getValue(), field + " values"));
+            sorted.put(nonNull(e.getKey(), field + " key"), list(e.getValue(), field + " values"));
         }
-        return Collections.unmodifiableMap(out);
+        return Collections.unmodifiableMap(new LinkedHashMap<>(sorted));
     }
 
     static Map<String, String> stringMap(Map<String, String> m, String field) {
         if (m == null) throw new IllegalArgumentException(field + " is required");
-        Map<String, String> out = new LinkedHashMap<>();
+        Map<String, String> sorted = new TreeMap<>();
         for (Map.Entry<String, String> e : m.entrySet()) {
-            out.put(nonNull(e.getKey(), field + " key"), nonNull(e.getValue(), field + " value"));
+            sorted.put(nonNull(e.getKey(), field + " key"), nonNull(e.getValue(), field + " value"));
         }
-        return Collections.unmodifiableMap(out);
+        return Collections.unmodifiableMap(new LinkedHashMap<>(sorted));
     }
 }

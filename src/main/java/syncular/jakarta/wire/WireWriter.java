@@ -59,24 +59,28 @@ public final class WireWriter {
 
     public WireWriter u8(int v) {
         if (v < 0 || v > 0xff) throw new IllegalArgumentException("u8 out of range: " + v);
-        buf[reserve(1)] = (byte) v;
+        int at = reserve(1);
+        buf[at] = (byte) v;
         return this;
     }
 
     public WireWriter u16(int v) {
         if (v < 0 || v > 0xffff) throw new IllegalArgumentException("u16 out of range: " + v);
-        I16.set(buf, reserve(2), (short) v);
+        int at = reserve(2);
+        I16.set(buf, at, (short) v);
         return this;
     }
 
     public WireWriter u32(long v) {
         if (v < 0 || v > 0xffffffffL) throw new IllegalArgumentException("u32 out of range: " + v);
-        I32.set(buf, reserve(4), (int) v);
+        int at = reserve(4);
+        I32.set(buf, at, (int) v);
         return this;
     }
 
     public WireWriter i32(int v) {
-        I32.set(buf, reserve(4), v);
+        int at = reserve(4);
+        I32.set(buf, at, v);
         return this;
     }
 
@@ -85,20 +89,23 @@ public final class WireWriter {
         if (v > WireReader.MAX_SAFE || v < -WireReader.MAX_SAFE) {
             throw new IllegalArgumentException("i64 outside ±(2^53−1): " + v);
         }
-        I64.set(buf, reserve(8), v);
+        int at = reserve(8);
+        I64.set(buf, at, v);
         return this;
     }
 
     /** Writes the raw IEEE-754 bits unchanged (NaN payloads included). */
     public WireWriter f64Bits(long bits) {
-        I64.set(buf, reserve(8), bits);
+        int at = reserve(8);
+        I64.set(buf, at, bits);
         return this;
     }
 
     public WireWriter f64(double v) { return f64Bits(Double.doubleToRawLongBits(v)); }
 
     public WireWriter bool(boolean v) {
-        buf[reserve(1)] = (byte) (v ? 1 : 0);
+        int at = reserve(1);
+        buf[at] = (byte) (v ? 1 : 0);
         return this;
     }
 
@@ -108,7 +115,8 @@ public final class WireWriter {
     public WireWriter raw(byte[] b) { return raw(b, 0, b.length); }
 
     public WireWriter raw(byte[] b, int off, int n) {
-        System.arraycopy(b, off, buf, reserve(n), n);
+        int at = reserve(n);
+        System.arraycopy(b, off, buf, at, n);
         return this;
     }
 
