@@ -7,8 +7,9 @@ import java.util.List;
 
 /**
  * Streams an SSG2 rows segment (SPEC §5.2) to an {@link OutputStream}: the header at construction, rows buffered into
- * blocks that are written when they reach the target (default 1,000 rows or 256 KiB, as the spec recommends), and the
- * {@code rowCount = 0} end marker on {@link #finish()}. Only one block is held in memory. Not thread-safe.
+ * blocks that are written when they reach the target (default 1,000 rows or 256 KiB, as the spec recommends; a row
+ * that would push a block past the byte target opens the next one), and the {@code rowCount = 0} end marker on
+ * {@link #finish()}. Only one block is held in memory. Not thread-safe.
  */
 public final class RowsSegmentWriter {
     public static final int DEFAULT_BLOCK_ROWS = 1000;
@@ -60,17 +61,32 @@ public final class RowsSegmentWriter {
         }
         rowsInBlock++;
         rowCount++;
+        if (block.size() > blockBytes && rowsInBlock > 1) {
+            // keep blocks within the byte target: this row opens the next block (a lone oversized row still goes)
+            emitBlock(rowsInBlock - 1, mark);
+            block.compactFrom(mark);
+            rowsInBlock = 1;
+        }
         if (rowsInBlock >= blockRows || block.size() >= blockBytes) flushBlock();
         return this;
+    }
+
+    private void emitBlock(int rows, int bytes) {
+        head.reset();
+        head.u32(rows).u32(bytes);
+        emit(head);
+        try {
+            block.writeTo(out, bytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        bytesWritten += bytes;
     }
 
     /** Ends the current block early (e.g. to mirror a given block structure). */
     public RowsSegmentWriter flushBlock() {
         if (rowsInBlock == 0) return this;
-        head.reset();
-        head.u32(rowsInBlock).u32(block.size());
-        emit(head);
-        emit(block);
+        emitBlock(rowsInBlock, block.size());
         block.reset();
         rowsInBlock = 0;
         return this;

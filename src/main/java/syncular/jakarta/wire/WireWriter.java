@@ -43,6 +43,15 @@ public final class WireWriter {
     /** Writes the buffered bytes to {@code out} (no copy). */
     public void writeTo(OutputStream out) throws IOException { out.write(buf, 0, len); }
 
+    /** Writes the first {@code n} buffered bytes to {@code out}. */
+    void writeTo(OutputStream out, int n) throws IOException { out.write(buf, 0, n); }
+
+    /** Drops the first {@code from} bytes, keeping the rest at the start of the buffer. */
+    void compactFrom(int from) {
+        System.arraycopy(buf, from, buf, 0, len - from);
+        len -= from;
+    }
+
     byte[] array() { return buf; }
 
     private int reserve(int n) {
