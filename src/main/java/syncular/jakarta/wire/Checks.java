@@ -1,6 +1,5 @@
 package syncular.jakarta.wire;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,25 +40,35 @@ final class Checks {
     static <T> List<T> list(List<T> l, String field) {
         if (l == null) throw new IllegalArgumentException(field + " is required");
         for (T t : l) if (t == null) throw new IllegalArgumentException(field + " has a null element");
-        return Collections.unmodifiableList(new ArrayList<>(l));
+        return List.copyOf(l); // no copy when l is already an immutable list (the decoders build those)
+    }
+
+    /** Whether the keys iterate in strictly ascending UTF-16 order already (decoded maps do); null keys refused. */
+    private static boolean isSorted(Iterable<String> keys, String field) {
+        String prev = null;
+        boolean sorted = true;
+        for (String k : keys) {
+            nonNull(k, field + " key");
+            if (prev != null && k.compareTo(prev) <= 0) sorted = false;
+            prev = k;
+        }
+        return sorted;
     }
 
     static Map<String, List<String>> scopeLists(Map<String, ? extends List<String>> m, String field) {
         if (m == null) throw new IllegalArgumentException(field + " is required");
         // canonical order (SPEC Conventions map): ascending UTF-16 code units, as the wire carries it
-        Map<String, List<String>> sorted = new TreeMap<>();
+        Map<String, List<String>> out = isSorted(m.keySet(), field) ? new LinkedHashMap<>() : new TreeMap<>();
         for (Map.Entry<String, ? extends List<String>> e : m.entrySet()) {
-            sorted.put(nonNull(e.getKey(), field + " key"), list(e.getValue(), field + " values"));
+            out.put(e.getKey(), list(e.getValue(), field + " values"));
         }
-        return Collections.unmodifiableMap(new LinkedHashMap<>(sorted));
+        return Collections.unmodifiableMap(out instanceof TreeMap ? new LinkedHashMap<>(out) : out);
     }
 
     static Map<String, String> stringMap(Map<String, String> m, String field) {
         if (m == null) throw new IllegalArgumentException(field + " is required");
-        Map<String, String> sorted = new TreeMap<>();
-        for (Map.Entry<String, String> e : m.entrySet()) {
-            sorted.put(nonNull(e.getKey(), field + " key"), nonNull(e.getValue(), field + " value"));
-        }
-        return Collections.unmodifiableMap(new LinkedHashMap<>(sorted));
+        Map<String, String> out = isSorted(m.keySet(), field) ? new LinkedHashMap<>() : new TreeMap<>();
+        for (Map.Entry<String, String> e : m.entrySet()) out.put(e.getKey(), nonNull(e.getValue(), field + " value"));
+        return Collections.unmodifiableMap(out instanceof TreeMap ? new LinkedHashMap<>(out) : out);
     }
 }

@@ -100,7 +100,7 @@ final class FrameCodec {
             }
             ops.add(new PushCommit.Operation(table, rowId, op, base, payload));
         }
-        return new PushCommit(id, ops);
+        return new PushCommit(id, List.copyOf(ops));
     }
 
     private static PullHeader pullHeader(WireReader r) {
@@ -168,7 +168,7 @@ final class FrameCodec {
                 throw DecodeException.invalid("PUSH_RESULT result " + i + ": status byte outside {1, 2, 3}");
             }
         }
-        return new PushResult(id, status, seq, results);
+        return new PushResult(id, status, seq, List.copyOf(results));
     }
 
     private static PushResultDetails pushResultDetails(WireReader r) {
@@ -232,7 +232,7 @@ final class FrameCodec {
             }
             changes.add(new CommitFrame.Change(ti, rowId, op, version, scopes, row));
         }
-        return new CommitFrame(seq, createdAt, actor, tables, changes);
+        return new CommitFrame(seq, createdAt, actor, List.copyOf(tables), List.copyOf(changes));
     }
 
     private static SegmentRef segmentRef(WireReader r) {

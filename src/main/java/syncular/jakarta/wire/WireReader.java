@@ -222,9 +222,9 @@ public final class WireReader {
             }
             prev = k;
             int c = count(field, 4);
-            java.util.List<String> l = new java.util.ArrayList<>(Math.min(c, 16));
-            for (int j = 0; j < c; j++) l.add(str(field));
-            m.put(k, java.util.Collections.unmodifiableList(l));
+            String[] l = new String[c];
+            for (int j = 0; j < c; j++) l[j] = str(field);
+            m.put(k, java.util.List.of(l));
         }
         return java.util.Collections.unmodifiableMap(m);
     }
