@@ -11,7 +11,9 @@ import java.util.Map;
  * SPEC-DIGEST §17). Any value is accepted at the top level; trailing tokens are an error.
  *
  * <p>Parsed values: {@link Map} (insertion-ordered; a repeated key keeps the last value, as {@code JSON.parse}
- * does), {@link List}, {@link String}, {@link BigDecimal}, {@link Boolean}, and {@code null} for JSON null.
+ * does), {@link List}, {@link String}, {@link BigDecimal}, {@link Boolean}, and {@code null} for JSON null. A number
+ * whose exponent is beyond BigDecimal's range (e.g. {@code 1e9999999999}) parses to the {@link Double} JavaScript
+ * would give it (±Infinity or ±0) rather than failing.
  */
 public final class Json {
     /** Deeper nesting is refused rather than risking the parser's stack. */
@@ -157,7 +159,7 @@ public final class Json {
         }
     }
 
-    private BigDecimal number() {
+    private Number number() {
         int start = pos;
         if (peek() == '-') pos++;
         if (peek() == '0') {
@@ -178,10 +180,13 @@ public final class Json {
             if (!isDigit(peek())) throw fail("bad number exponent");
             while (isDigit(peek())) pos++;
         }
+        String lexeme = text.substring(start, pos);
         try {
-            return new BigDecimal(text.substring(start, pos));
+            return new BigDecimal(lexeme);
         } catch (NumberFormatException | ArithmeticException e) {
-            throw fail("number out of range");
+            // The lexeme is valid RFC 8259 but its exponent exceeds BigDecimal's int scale. JSON.parse accepts it
+            // (as ±Infinity or ±0), so it must not fail validation: fall back to the double it denotes.
+            return Double.parseDouble(lexeme);
         }
     }
 

@@ -1,0 +1,74 @@
+package syncular.jakarta.wire;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Constructor checks shared by the frame records: misuse is {@link IllegalArgumentException}. */
+final class Checks {
+    private Checks() { }
+
+    static String nonNull(String s, String field) {
+        if (s == null) throw new IllegalArgumentException(field + " is required");
+        return s;
+    }
+
+    static String nonEmpty(String s, String field) {
+        if (s == null || s.isEmpty()) throw new IllegalArgumentException(field + " must be non-empty");
+        return s;
+    }
+
+    static long safe(long v, String field) {
+        if (v > WireReader.MAX_SAFE || v < -WireReader.MAX_SAFE) {
+            throw new IllegalArgumentException(field + " outside ±(2^53−1)");
+        }
+        return v;
+    }
+
+    static Long safe(Long v, String field) {
+        if (v != null) safe(v.longValue(), field);
+        return v;
+    }
+
+    static String json(String s, String field) {
+        if (s != null && !Json.isValid(s)) throw new IllegalArgumentException(field + " is not a JSON document");
+        return s;
+    }
+
+    static <T> List<T> list(List<T> l, String field) {
+        if (l == null) throw new IllegalArgumentException(field + " is required");
+        for (T t : l) if (t == null) throw new IllegalArgumentException(field + " has a null element");
+        return List.copyOf(l); // no copy when l is already an immutable list (the decoders build those)
+    }
+
+    /** Whether the keys iterate in strictly ascending UTF-16 order already (decoded maps do); null keys refused. */
+    private static boolean isSorted(Iterable<String> keys, String field) {
+        String prev = null;
+        boolean sorted = true;
+        for (String k : keys) {
+            nonNull(k, field + " key");
+            if (prev != null && k.compareTo(prev) <= 0) sorted = false;
+            prev = k;
+        }
+        return sorted;
+    }
+
+    static Map<String, List<String>> scopeLists(Map<String, ? extends List<String>> m, String field) {
+        if (m == null) throw new IllegalArgumentException(field + " is required");
+        // canonical order (SPEC Conventions map): ascending UTF-16 code units, as the wire carries it
+        Map<String, List<String>> out = isSorted(m.keySet(), field) ? new LinkedHashMap<>() : new TreeMap<>();
+        for (Map.Entry<String, ? extends List<String>> e : m.entrySet()) {
+            out.put(e.getKey(), list(e.getValue(), field + " values"));
+        }
+        return Collections.unmodifiableMap(out instanceof TreeMap ? new LinkedHashMap<>(out) : out);
+    }
+
+    static Map<String, String> stringMap(Map<String, String> m, String field) {
+        if (m == null) throw new IllegalArgumentException(field + " is required");
+        Map<String, String> out = isSorted(m.keySet(), field) ? new LinkedHashMap<>() : new TreeMap<>();
+        for (Map.Entry<String, String> e : m.entrySet()) out.put(e.getKey(), nonNull(e.getValue(), field + " value"));
+        return Collections.unmodifiableMap(out instanceof TreeMap ? new LinkedHashMap<>(out) : out);
+    }
+}

@@ -1,0 +1,28 @@
+package syncular.jakarta.wire;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Decodes one SSP2 request (SPEC §1.2, §1.5) in the wire version its header names. All frames are decoded first
+ * (frame-level errors such as {@code sync.empty_commit} win), then the grammar is checked — the reference order, so
+ * both report the same code for the same bytes. Stateless and thread-safe.
+ */
+public final class RequestDecoder {
+    private RequestDecoder() { }
+
+    public static RequestMessage decode(byte[] message) { return decode(message, 0, message.length); }
+
+    public static RequestMessage decode(byte[] b, int off, int len) {
+        Envelope.Header h = Envelope.readHeader(b, off, len);
+        if (h.kind() != MsgKind.REQUEST) throw DecodeException.invalid("expected a request message, got a response");
+        List<RequestFrame> frames = new ArrayList<>();
+        for (Envelope.RawFrame rf : Envelope.frames(b, off, len)) {
+            frames.add(FrameCodec.readRequestFrame(rf.type(), b, rf.offset(), rf.length(), h.wireVersion()));
+        }
+        RequestGrammar g = new RequestGrammar(true);
+        for (RequestFrame f : frames) g.accept(f);
+        g.finish();
+        return new RequestMessage(h.wireVersion(), frames);
+    }
+}
