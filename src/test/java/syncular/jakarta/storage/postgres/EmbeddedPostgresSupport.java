@@ -48,10 +48,20 @@ public final class EmbeddedPostgresSupport {
     }
 
     /** A fresh, empty database and a small connection pool over it. */
-    public static Pool newDatabase() {
+    public static Pool newDatabase() { return newDatabase(""); }
+
+    /**
+     * A fresh database whose default collation is linguistic (ICU en-US: {@code a < B}, unlike byte order), so tests
+     * run on it prove the storage orders row ids by bytes whatever the database's locale.
+     */
+    public static Pool newLinguisticDatabase() {
+        return newDatabase(" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'");
+    }
+
+    private static Pool newDatabase(String options) {
         String name = "t_" + UUID.randomUUID().toString().replace("-", "");
         try (Connection c = server().getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE " + name);
+            s.execute("CREATE DATABASE " + name + options);
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
