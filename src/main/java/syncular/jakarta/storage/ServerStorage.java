@@ -1,0 +1,133 @@
+package syncular.jakarta.storage;
+
+import java.sql.Connection;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import syncular.jakarta.schema.CompiledSchema;
+
+/**
+ * The server storage contract (upstream 0.24 {@code ServerStorage}, UPSTREAM-SERVER §2.2 and §3). Thread-safe.
+ *
+ * <p>Methods that need their own transaction run it through the storage's {@link TransactionRunner}; reads run on a
+ * connection of their own (autocommit, or enlisted in an ambient JTA transaction, which they never finish).
+ * {@link #begin} binds operations to a connection the caller already has inside its transaction.
+ */
+public interface ServerStorage {
+    // ------------------------------------------------------------------ schema
+
+    /**
+     * Creates or migrates the database for {@code schema} (memoized per instance and version). Refuses a newer
+     * stored version ({@link StorageErrorCode#STORED_SCHEMA_NEWER}), a same-version database whose stored or
+     * physical layout differs ({@link StorageErrorCode#STORED_LAYOUT_MISMATCH},
+     * {@link StorageErrorCode#PHYSICAL_LAYOUT_MISMATCH}) and a non-append-only bump
+     * ({@link StorageErrorCode#MIGRATION_REFUSED}). A migration installs {@code declarations} (checkpoint rows and
+     * fences) in its own transaction. Throws {@link StorageErrorCode#CHECKPOINT_INCOMPLETE} when a non-activated
+     * checkpoint at this version was not declared by the caller.
+     */
+    void ensureSchema(CompiledSchema schema, List<CheckpointDeclaration> declarations);
+
+    /** The schema version memoized by the last successful {@link #ensureSchema}, 0 before: the writer version. */
+    int writerVersion();
+
+    // --------------------------------------------------------------- partitions
+
+    /** Creates or refreshes the registry row after authentication (SPEC §2.1); returns the stored epoch. */
+    PartitionRegistryEntry touchPartition(String partition, long authenticatedAtMs, String initialLogEpoch);
+
+    /** Restore: sets a new epoch, marks it required and deletes the partition's client records, atomically. */
+    PartitionRegistryEntry rotatePartitionLogEpoch(String partition, String logEpoch, long authenticatedAtMs);
+
+    List<PartitionRegistryEntry> listPartitionRegistry();
+
+    /** The epoch without touching the activity time. */
+    Optional<String> getPartitionLogEpoch(String partition);
+
+    // -------------------------------------------------------------- transactions
+
+    /**
+     * Binds a {@link StorageTransaction} for {@code partition} to the caller's connection, which must be inside a
+     * transaction on which nothing has run yet: this sets READ COMMITTED as the transaction's first statement. Takes
+     * no lock.
+     */
+    StorageTransaction begin(Connection connection, String partition);
+
+    /** Runs {@code work} in a new transaction of the storage's {@link TransactionRunner}, via {@link #begin}. */
+    <T> T inTransaction(String partition, TransactionWork<T> work);
+
+    @FunctionalInterface
+    interface TransactionWork<T> {
+        T run(StorageTransaction tx);
+    }
+
+    // --------------------------------------------------------------- commit log
+
+    long getMaxCommitSeq(String partition);
+
+    long getHorizonSeq(String partition);
+
+    /** Monotonic: never lowers the horizon. */
+    void setHorizonSeq(String partition, long seq);
+
+    /**
+     * Atomically: checks the registered epoch equals {@code query.logEpoch()} (else
+     * {@link StorageErrorCode#PRUNE_EPOCH_MISMATCH}; unregistered → {@link StorageErrorCode#PARTITION_UNREGISTERED}),
+     * raises the horizon to {@code throughSeq} (never lowers it) and deletes the log at or below the horizon.
+     */
+    CommitPruneResult pruneCommitsThrough(String partition, CommitPruneQuery query);
+
+    /** Newest commitSeq created strictly before the time; 0 if none. */
+    long getCommitSeqBefore(String partition, long createdBeforeMs);
+
+    /** Commits in the window, through the change-scope index (SPEC §4.5). */
+    List<StoredCommit> readCommitWindow(String partition, CommitWindowQuery query);
+
+    // -------------------------------------------------------------------- rows
+
+    Optional<StoredRow> getRow(String partition, String table, String rowId);
+
+    /** One snapshot page by keyset on row id (byte order), through the row-scope index (SPEC §4.7). */
+    List<StoredRow> scanRows(String partition, RowScanQuery query);
+
+    // ---------------------------------------------------------- idempotency, clients
+
+    /** Idempotency lookup (SPEC §2.3); unreadable → {@link StorageErrorCode#IDEMPOTENCY_CACHE_MISS}. */
+    Optional<StoredPushResult> getPushResult(String partition, String clientId, String clientCommitId);
+
+    Optional<ClientRecord> getClientRecord(String partition, String clientId);
+
+    void putClientRecord(String partition, ClientRecord record);
+
+    List<ClientCursorInfo> listClientCursors(String partition);
+
+    // ---------------------------------------------------------------- RFC 0007
+
+    /** Every checkpoint of the partition, ordered by name. */
+    List<StoredCheckpoint> readCheckpoints(String partition);
+
+    /** The serve-gate token; never memoized. {@code pending} spans all partitions. */
+    ServeGate readServeGate(String partition, int runningSchemaVersion);
+
+    /** Inserts the declared row and raises the fence in one transaction; idempotent; never lowers a fence. */
+    StoredCheckpoint declareCheckpoint(String partition, String name, int schemaVersion, long nowMs);
+
+    /** Owner epoch + 1, declared → backfilling. Absent or activated → {@link StorageErrorCode#CHECKPOINT_NOT_DECLARED}. */
+    StoredCheckpoint claimCheckpoint(String partition, String name, int schemaVersion, long nowMs);
+
+    /** Owner-epoch compare-and-set; {@code false} when superseded. */
+    boolean advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark, long observedRows,
+                              long nowMs);
+
+    /** Highest commitSeq with a change to one of {@code tables}; 0 when none. */
+    long sourceCoverageSeq(String partition, Collection<String> tables);
+
+    SourceCoverage hasSourceChangesAbove(String partition, Collection<String> tables, long seq);
+
+    /**
+     * Under the partition lock: fence present and at least the checkpoint's version (else
+     * {@link StorageErrorCode#CHECKPOINT_FENCE_MISSING}); a source change above the watermark → {@code STALE}, which
+     * wins over a horizon past the watermark → {@code UNVERIFIABLE}; then the owner-epoch compare-and-set.
+     */
+    ActivationOutcome activateCheckpoint(String partition, String name, long ownerEpoch, long watermark,
+                                         Collection<String> sources, long nowMs);
+}

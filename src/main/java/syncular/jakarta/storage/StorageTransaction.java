@@ -1,0 +1,65 @@
+package syncular.jakarta.storage;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Storage operations on ONE connection inside the caller's transaction, bound to one partition (UPSTREAM-SERVER
+ * §2.1). Obtained from {@link ServerStorage#begin}; it never commits, rolls back or toggles autocommit: the
+ * {@link TransactionRunner} or the JTA container finishes the transaction. Not thread-safe: one push at a time.
+ *
+ * <p>A push uses it in this order (ARCHITECTURE, request step 4): {@link #lockPartitionForPush()}, then
+ * {@link #readServeGate}, the idempotency re-check {@link #getPushResult}, reads and row writes, then
+ * {@link #appendCommit} and {@link #putPushResult}; or, when an operation is rejected, {@link #rejectPush}, after
+ * which the caller returns normally so the rejection commits.
+ */
+public interface StorageTransaction {
+    String partition();
+
+    /**
+     * Serializes every push apply for this partition (SPEC §6.1): the partition row is created if absent and locked
+     * {@code FOR UPDATE} until the transaction ends, then a savepoint marks the start of the candidate writes.
+     */
+    void lockPartitionForPush();
+
+    /** The current row, including this transaction's writes. */
+    Optional<StoredRow> getRow(String table, String rowId);
+
+    /** Idempotency lookup on this connection; unreadable → {@link StorageErrorCode#IDEMPOTENCY_CACHE_MISS}. */
+    Optional<StoredPushResult> getPushResult(String clientId, String clientCommitId);
+
+    /** Candidate-state scoped scan (reads this transaction's writes). */
+    List<StoredRow> scanRows(RowScanQuery query);
+
+    /**
+     * Writes the row and its scope-index entries; typed projection columns are derived from the payload in the
+     * same statement. A relational constraint failure throws {@link StorageErrorCode#CONSTRAINT_VIOLATION} carrying
+     * {@code opIndex}; the transaction must then be rolled back to the push savepoint ({@link #rejectPush}).
+     */
+    void upsertRow(String table, StoredRow row, int opIndex);
+
+    /** Removes the row and its scope-index entries; absent rows are a no-op. */
+    void deleteRow(String table, String rowId);
+
+    /**
+     * Appends a commit: allocates the next dense commitSeq of the partition, writes the commit (stamped with this
+     * storage's writer version), its changes and their change-scope index entries. The writer-fence trigger may
+     * refuse it with {@link StorageErrorCode#WRITER_FENCE_REJECTED}.
+     */
+    long appendCommit(NewCommit commit);
+
+    /** Stores a push outcome; the first writer wins (a second put for the key is a no-op). */
+    void putPushResult(String clientId, String clientCommitId, StoredPushResult result);
+
+    /**
+     * Under the push lock: discards every write since {@link #lockPartitionForPush()} (rolls back to its savepoint)
+     * and stores the rejected result. The caller then returns normally; the lock is held until the transaction ends.
+     */
+    void rejectPush(String clientId, String clientCommitId, StoredPushResult rejected);
+
+    /** RFC 0007 owner-epoch compare-and-set inside the backfill's write; {@code false} means abort, write nothing. */
+    boolean advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs);
+
+    /** The serve-gate token on this connection, so the gate and the write share one transaction. */
+    ServeGate readServeGate(int runningSchemaVersion);
+}

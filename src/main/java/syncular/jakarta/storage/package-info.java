@@ -1,0 +1,15 @@
+/**
+ * The storage contract of the sync server (upstream 0.24 {@code storage.d.ts}, UPSTREAM-SERVER.md §2 and §3): the
+ * commit log, the relational current-row projection, client records, push results, and the RFC 0007 checkpoint
+ * lifecycle, writer fence and serve gate. JDK and {@code java.sql} only, plus {@code wire} and {@code schema}; no
+ * {@code jakarta.*}, no SQL text (that lives in {@code storage.postgres}).
+ *
+ * <p>Transactions belong to the caller. A method that works "in the caller's transaction" runs on the
+ * {@link java.sql.Connection} the caller handed to {@link syncular.jakarta.storage.ServerStorage#begin} and never
+ * commits, rolls back or toggles autocommit on it: under JTA the container does that. A unit that needs its own
+ * transaction (a push commit, a migration, a checkpoint write, a prune) goes through
+ * {@link syncular.jakarta.storage.TransactionRunner}, the one seam a container implements with an EJB
+ * {@code REQUIRES_NEW} method. Operation outcomes (a rejected push, a stale activation) are values, never exceptions;
+ * only infrastructure failures and the coded refusals of {@link syncular.jakarta.storage.StorageErrorCode} throw.
+ */
+package syncular.jakarta.storage;

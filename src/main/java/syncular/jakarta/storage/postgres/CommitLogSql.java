@@ -1,0 +1,151 @@
+package syncular.jakarta.storage.postgres;
+
+/**
+ * The SQL of the commit log, the partition lock and RFC 0007, as constants beside their users so tests
+ * ({@code PostgresExplainTest}) run exactly the text the storage executes.
+ */
+final class CommitLogSql {
+    private CommitLogSql() { }
+
+    static final String SET_READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+    /**
+     * The partition lock, exactly upstream's (SPEC-DIGEST §8.1, seeds/003 {@code lockPartitionOn}): make sure the
+     * row exists, then {@code SELECT … FOR UPDATE} it. That row lock is what activation shares with a push and
+     * what a migration's {@code LOCK TABLE … EXCLUSIVE} conflicts with. Sent with the push savepoint as ONE round
+     * trip (pgjdbc pipelines the three statements); params: partition, partition.
+     */
+    static final String LOCK_PARTITION_INSERT =
+            "INSERT INTO sync_partitions(partition, max_commit_seq) VALUES (?, 0) ON CONFLICT (partition) DO NOTHING";
+    static final String LOCK_PARTITION_SELECT =
+            "SELECT max_commit_seq FROM sync_partitions WHERE partition = ? FOR UPDATE";
+    static final String PUSH_SAVEPOINT = "SAVEPOINT syncular_push_candidate";
+    static final String LOCK_PARTITION = LOCK_PARTITION_INSERT + ";\n" + LOCK_PARTITION_SELECT;
+    static final String LOCK_PARTITION_FOR_PUSH = LOCK_PARTITION + ";\n" + PUSH_SAVEPOINT;
+    static final String ROLLBACK_TO_PUSH_SAVEPOINT =
+            "ROLLBACK TO SAVEPOINT syncular_push_candidate;\nRELEASE SAVEPOINT syncular_push_candidate";
+
+    /**
+     * One statement appends a whole commit: the dense seq allocation (the upsert's row lock serializes concurrent
+     * appends to one partition and a rollback leaves no gap, unlike a SEQUENCE), the commit row stamped with the
+     * writer version (the fence trigger checks it), its changes and their change-scope index entries, from arrays.
+     * Params: partition; partition, clientId, clientCommitId, actorId, createdAtMs, writerVersion; partition,
+     * idx[], tbl[], rowId[], op[], rowVersion[], scopes[], payload[]; partition, tbl[], var[], value[].
+     */
+    static final String APPEND_COMMIT = """
+            WITH allocated AS (
+              INSERT INTO sync_partitions(partition, max_commit_seq) VALUES (?, 1)
+              ON CONFLICT (partition) DO UPDATE SET max_commit_seq = sync_partitions.max_commit_seq + 1
+              RETURNING max_commit_seq),
+            c AS (
+              INSERT INTO sync_commits(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
+                                       writer_version)
+              SELECT ?, max_commit_seq, ?, ?, ?, ?, ? FROM allocated
+              RETURNING commit_seq),
+            ch AS (
+              INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
+              SELECT ?, c.commit_seq, u.idx, u.tbl, u.row_id, u.op, u.row_version, u.scopes::jsonb, u.payload
+                FROM c, unnest(?::int[], ?::text[], ?::text[], ?::smallint[], ?::bigint[], ?::text[], ?::bytea[])
+                     AS u(idx, tbl, row_id, op, row_version, scopes, payload)),
+            cs AS (
+              INSERT INTO sync_change_scopes(partition, tbl, var, value, commit_seq)
+              SELECT ?, v.tbl, v.var, v.value, c.commit_seq
+                FROM c, unnest(?::text[], ?::text[], ?::text[]) AS v(tbl, var, value)
+              ON CONFLICT DO NOTHING)
+            SELECT commit_seq FROM c""";
+
+    /**
+     * One commit-window page in one round trip (relational-rows.ts {@code commitWindowPageSql}): candidate commits
+     * from the covering change-scope index, ordered and limited there, LEFT JOINed to the commit and its changes of
+     * the table (LEFT: a vanished candidate still advances the cursor). Params: partition, tbl, var, values[],
+     * afterSeq, throughSeq, limit, partition, partition, tbl.
+     */
+    static final String COMMIT_WINDOW_PAGE = """
+            SELECT c.commit_seq, m.actor_id, m.created_at_ms, ch.tbl, ch.row_id, ch.op, ch.row_version,
+                   ch.scopes::text, ch.payload
+              FROM (SELECT DISTINCT commit_seq FROM sync_change_scopes
+                     WHERE partition = ? AND tbl = ? AND var = ? AND value = ANY(?::text[])
+                       AND commit_seq > ? AND commit_seq <= ?
+                     ORDER BY commit_seq LIMIT ?) c
+              LEFT JOIN sync_commits m ON m.partition = ? AND m.commit_seq = c.commit_seq
+              LEFT JOIN sync_changes ch ON ch.partition = ? AND ch.commit_seq = c.commit_seq AND ch.tbl = ?
+             ORDER BY c.commit_seq, ch.idx""";
+
+    static final String PUT_PUSH_RESULT = """
+            INSERT INTO sync_push_results(partition, client_id, client_commit_id, result) VALUES (?, ?, ?, ?::jsonb)
+            ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING""";
+
+    static final String GET_PUSH_RESULT =
+            "SELECT result::text FROM sync_push_results WHERE partition = ? AND client_id = ? AND client_commit_id = ?";
+
+    // ------------------------------------------------------------------ RFC 0007
+
+    /**
+     * The serve-gate token in one statement (seeds/003 {@code readServeGateOn}: marker, epoch, pending). Pending is
+     * read across ALL partitions on purpose (UPSTREAM-SERVER §3.5). Params: partition, runningSchemaVersion.
+     */
+    static final String READ_SERVE_GATE = """
+            SELECT 'e' AS k, log_epoch AS a, NULL AS b FROM sync_partition_registry WHERE partition = ?
+            UNION ALL
+            SELECT 'm', schema_version::text, NULL FROM sync_schema_meta WHERE id = 1
+            UNION ALL
+            SELECT 'p', partition, name FROM sync_backfill_checkpoints WHERE schema_version = ? AND state <> 'activated'
+            ORDER BY 1, 2, 3""";
+
+    static final String CHECKPOINT_COLUMNS =
+            "partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms";
+
+    static final String READ_CHECKPOINTS =
+            "SELECT " + CHECKPOINT_COLUMNS + " FROM sync_backfill_checkpoints WHERE partition = ? ORDER BY name";
+
+    static final String READ_CHECKPOINT =
+            "SELECT " + CHECKPOINT_COLUMNS + " FROM sync_backfill_checkpoints WHERE partition = ? AND name = ?";
+
+    /** seeds/003 {@code installCheckpointOn}: never re-declares a row and never lowers a fence. */
+    static final String INSTALL_CHECKPOINT = """
+            INSERT INTO sync_backfill_checkpoints(partition, name, schema_version, state, watermark, owner_epoch,
+                                                  observed_rows, updated_at_ms)
+            VALUES (?, ?, ?, 'declared', 0, 0, 0, ?)
+            ON CONFLICT (partition, name) DO NOTHING""";
+    static final String RAISE_FENCE = """
+            INSERT INTO sync_writer_fence(partition, required_writer_version) VALUES (?, ?)
+            ON CONFLICT (partition) DO UPDATE SET
+              required_writer_version = GREATEST(sync_writer_fence.required_writer_version,
+                                                 EXCLUDED.required_writer_version)""";
+
+    /** The UPDATE's row lock serializes claimers; owner_epoch + 1 is evaluated under it (seeds/003). */
+    static final String CLAIM_CHECKPOINT = """
+            UPDATE sync_backfill_checkpoints
+               SET owner_epoch = owner_epoch + 1,
+                   state = CASE WHEN state = 'declared' THEN 'backfilling' ELSE state END,
+                   schema_version = ?, updated_at_ms = ?
+             WHERE partition = ? AND name = ? AND state <> 'activated'
+            RETURNING\s""" + CHECKPOINT_COLUMNS;
+
+    /** Checked with RETURNING, not an update count (seeds/003). No state predicate, as upstream. */
+    static final String ADVANCE_CHECKPOINT = """
+            UPDATE sync_backfill_checkpoints SET watermark = ?, observed_rows = ?, updated_at_ms = ?
+             WHERE partition = ? AND name = ? AND owner_epoch = ?
+            RETURNING name""";
+
+    static final String READ_FENCE_AND_CHECKPOINT = """
+            SELECT (SELECT required_writer_version FROM sync_writer_fence WHERE partition = ?),
+                   (SELECT schema_version FROM sync_backfill_checkpoints WHERE partition = ? AND name = ?)""";
+
+    static final String ACTIVATE_CHECKPOINT = """
+            UPDATE sync_backfill_checkpoints SET state = 'activated', watermark = ?, updated_at_ms = ?
+             WHERE partition = ? AND name = ? AND owner_epoch = ? AND state <> 'activated'
+            RETURNING partition""";
+
+    /**
+     * seeds/003 {@code hasSourceChangesAboveOn} in ONE statement, so the horizon and the scan share a snapshot: a
+     * prune deletes the log and raises the horizon in one transaction, so this sees both or neither.
+     * Params: partition, partition, tables[], seq.
+     */
+    static final String SOURCE_CHANGES_ABOVE = """
+            SELECT COALESCE((SELECT horizon_seq FROM sync_partitions WHERE partition = ?), 0),
+                   EXISTS (SELECT 1 FROM sync_changes WHERE partition = ? AND tbl = ANY(?::text[]) AND commit_seq > ?)""";
+
+    static final String SOURCE_COVERAGE_SEQ =
+            "SELECT COALESCE(max(commit_seq), 0) FROM sync_changes WHERE partition = ? AND tbl = ANY(?::text[])";
+}

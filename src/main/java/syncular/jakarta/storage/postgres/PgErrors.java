@@ -1,0 +1,67 @@
+package syncular.jakarta.storage.postgres;
+
+import java.sql.SQLException;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+
+/**
+ * The one place a driver failure becomes a {@link StorageErrorCode} (STYLE §6.5). Walks the cause chain and
+ * {@link SQLException#getNextException()} (a batch hides the server's error there) to the first SQLState.
+ *
+ * <p>The writer-fence trigger raises its text under the generic {@code P0001} (seeds/003), so it is recognised by
+ * SQLState {@code P0001} plus an exact match on the server's primary message, never a substring of
+ * {@code getMessage()}.
+ */
+public final class PgErrors {
+    /** The exact text {@code syncular_writer_fence()} raises (seeds/003). */
+    public static final String WRITER_FENCE_TEXT = "sync.storage.writer_fence_rejected";
+
+    private PgErrors() { }
+
+    /** Classifies a driver failure; an already classified {@link StorageException} in the chain wins. */
+    public static StorageException classify(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof StorageException se) return se;
+        }
+        SQLException sql = firstWithState(failure);
+        return new StorageException(codeOf(sql), failure);
+    }
+
+    /** A class-23 failure of one push operation: carries its index for the durable rejection. */
+    public static StorageException classifyRowWrite(SQLException failure, int opIndex) {
+        SQLException sql = firstWithState(failure);
+        StorageErrorCode code = codeOf(sql);
+        return new StorageException(code, java.util.Map.of(), code == StorageErrorCode.CONSTRAINT_VIOLATION
+                ? opIndex : -1, failure);
+    }
+
+    static StorageErrorCode codeOf(SQLException sql) {
+        if (sql == null || sql.getSQLState() == null) return StorageErrorCode.UNCLASSIFIED;
+        String state = sql.getSQLState();
+        if (state.equals("P0001") && isWriterFence(sql)) return StorageErrorCode.WRITER_FENCE_REJECTED;
+        if (state.equals("40001") || state.equals("40P01")) return StorageErrorCode.RETRY_TRANSACTION;
+        if (state.equals("55P03")) return StorageErrorCode.LOCK_NOT_AVAILABLE;
+        if (state.startsWith("23")) return StorageErrorCode.CONSTRAINT_VIOLATION;
+        if (state.startsWith("08")) return StorageErrorCode.CONNECTION_LOST;
+        return StorageErrorCode.UNCLASSIFIED;
+    }
+
+    private static boolean isWriterFence(SQLException sql) {
+        if (!(sql instanceof PSQLException p)) return false;
+        ServerErrorMessage m = p.getServerErrorMessage();
+        return m != null && WRITER_FENCE_TEXT.equals(m.getMessage());
+    }
+
+    private static SQLException firstWithState(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLException s) {
+                for (SQLException n = s; n != null; n = n.getNextException()) {
+                    if (n.getSQLState() != null) return n;
+                }
+            }
+        }
+        return null;
+    }
+}

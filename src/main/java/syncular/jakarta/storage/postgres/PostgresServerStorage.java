@@ -1,0 +1,752 @@
+package syncular.jakarta.storage.postgres;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.ActivationOutcome;
+import syncular.jakarta.storage.ChangeOp;
+import syncular.jakarta.storage.CheckpointDeclaration;
+import syncular.jakarta.storage.CheckpointState;
+import syncular.jakarta.storage.ClientCursorInfo;
+import syncular.jakarta.storage.ClientRecord;
+import syncular.jakarta.storage.CommitPruneQuery;
+import syncular.jakarta.storage.CommitPruneResult;
+import syncular.jakarta.storage.CommitWindowQuery;
+import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.PendingCheckpoint;
+import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.ServeGate;
+import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.SourceCoverage;
+import syncular.jakarta.storage.SqlWork;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageTransaction;
+import syncular.jakarta.storage.StoredChange;
+import syncular.jakarta.storage.StoredCheckpoint;
+import syncular.jakarta.storage.StoredCommit;
+import syncular.jakarta.storage.StoredPushResult;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TransactionRunner;
+
+/**
+ * PostgreSQL {@link ServerStorage} (seeds/003 {@code PostgresServerStorage}, 0.15.48 for what is unchanged).
+ *
+ * <p>No scan-before-LIMIT, ever: both the commit log and the current rows carry a (table, var, value) inverted scope
+ * index whose primary key is covering for its candidate selection, so a pull reads an index range already ordered
+ * by commit_seq or row id, and verifies the full multi-variable match in Java ({@code PostgresExplainTest}).
+ *
+ * <p>commitSeq is a dense, gap-free per-partition counter allocated inside the appending transaction under the
+ * partition row's lock; a rollback leaves no gap. Different partitions never contend. Thread-safe; the schema memo
+ * is per instance and version.
+ */
+public final class PostgresServerStorage implements ServerStorage {
+    private final DataSource dataSource;
+    private final TransactionRunner runner;
+    private final LongSupplier clock;
+    private final SchemaInstaller installer;
+    /** Set by ensureSchema: the running schema's tables and version (the writer version). */
+    private volatile Installed installed = new Installed(0, Map.of());
+
+    private record Installed(int version, Map<String, RowTable> tables) { }
+
+    @FunctionalInterface
+    interface SqlRead<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /**
+     * @param dataSource reads run on connections of their own from here
+     * @param runner     units that need their own transaction run through it (JDBC or JTA)
+     * @param clock      milliseconds, for the times a migration stamps on installed checkpoints
+     */
+    public PostgresServerStorage(DataSource dataSource, TransactionRunner runner, LongSupplier clock) {
+        this.dataSource = dataSource;
+        this.runner = runner;
+        this.clock = clock;
+        this.installer = new SchemaInstaller(dataSource, runner, clock);
+    }
+
+    // ------------------------------------------------------------------ schema
+
+    /** The storage DDL alone (idempotent); {@link #ensureSchema} calls it. */
+    public void migrate() { installer.migrateBase(); }
+
+    @Override
+    public synchronized void ensureSchema(CompiledSchema schema, List<CheckpointDeclaration> declarations) {
+        if (installed.version == schema.version() && !installed.tables.isEmpty()) return;   // memoized per version
+        installer.ensure(schema, declarations);
+        Map<String, RowTable> tables = new LinkedHashMap<>();
+        for (TableSchema t : schema.tables()) tables.put(t.name(), new RowTable(t));
+        installed = new Installed(schema.version(), Map.copyOf(tables));
+    }
+
+    @Override
+    public int writerVersion() { return installed.version; }
+
+    RowTable table(String name) {
+        RowTable t = installed.tables.get(name);
+        if (t == null) throw PostgresTransaction.unknownTable(name);
+        return t;
+    }
+
+    // --------------------------------------------------------------- partitions
+
+    static final String TOUCH_PARTITION = """
+            INSERT INTO sync_partition_registry(partition, log_epoch, last_authenticated_at_ms) VALUES (?, ?, ?)
+            ON CONFLICT (partition) DO UPDATE SET last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms
+            RETURNING log_epoch, epoch_required, last_authenticated_at_ms""";
+    static final String ROTATE_EPOCH = """
+            INSERT INTO sync_partition_registry(partition, log_epoch, epoch_required, last_authenticated_at_ms)
+            VALUES (?, ?, TRUE, ?)
+            ON CONFLICT (partition) DO UPDATE SET log_epoch = EXCLUDED.log_epoch, epoch_required = TRUE,
+                                                  last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms;
+            DELETE FROM sync_clients WHERE partition = ?""";
+
+    @Override
+    public PartitionRegistryEntry touchPartition(String partition, long authenticatedAtMs, String initialLogEpoch) {
+        if (initialLogEpoch.isEmpty()) throw new IllegalArgumentException("initial log epoch must be non-empty");
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement(TOUCH_PARTITION)) {
+                ps.setString(1, partition);
+                ps.setString(2, initialLogEpoch);
+                ps.setLong(3, authenticatedAtMs);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return new PartitionRegistryEntry(partition, rs.getString(1), rs.getBoolean(2), rs.getLong(3));
+                }
+            }
+        });
+    }
+
+    @Override
+    public PartitionRegistryEntry rotatePartitionLogEpoch(String partition, String logEpoch, long authenticatedAtMs) {
+        if (logEpoch.isEmpty()) throw new IllegalArgumentException("log epoch must be non-empty");
+        return write(c -> {
+            try (PreparedStatement ps = c.prepareStatement(ROTATE_EPOCH)) {
+                ps.setString(1, partition);
+                ps.setString(2, logEpoch);
+                ps.setLong(3, authenticatedAtMs);
+                ps.setString(4, partition);
+                ps.execute();
+            }
+            return new PartitionRegistryEntry(partition, logEpoch, true, authenticatedAtMs);
+        });
+    }
+
+    @Override
+    public List<PartitionRegistryEntry> listPartitionRegistry() {
+        return read(c -> {
+            List<PartitionRegistryEntry> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT partition, log_epoch, epoch_required, "
+                    + "last_authenticated_at_ms FROM sync_partition_registry ORDER BY partition");
+                 ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new PartitionRegistryEntry(rs.getString(1), rs.getString(2), rs.getBoolean(3),
+                            rs.getLong(4)));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Optional<String> getPartitionLogEpoch(String partition) {
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT log_epoch FROM sync_partition_registry WHERE partition = ?")) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    // -------------------------------------------------------------- transactions
+
+    @Override
+    public StorageTransaction begin(Connection connection, String partition) {
+        try {
+            // set, never inherited from a pool's default (ARCHITECTURE); fails loudly if the caller already ran a
+            // statement in this transaction, which would make the level unknowable
+            SchemaInstaller.exec(connection, CommitLogSql.SET_READ_COMMITTED);
+        } catch (SQLException e) {
+            throw PgErrors.classify(e);
+        }
+        return new PostgresTransaction(this, connection, partition, installed.version);
+    }
+
+    @Override
+    public <T> T inTransaction(String partition, TransactionWork<T> work) {
+        return runner.inNewTransaction(c -> work.run(begin(c, partition)));
+    }
+
+    // --------------------------------------------------------------- commit log
+
+    @Override
+    public long getMaxCommitSeq(String partition) {
+        return readLong("SELECT max_commit_seq FROM sync_partitions WHERE partition = ?", partition);
+    }
+
+    @Override
+    public long getHorizonSeq(String partition) {
+        return readLong("SELECT horizon_seq FROM sync_partitions WHERE partition = ?", partition);
+    }
+
+    @Override
+    public void setHorizonSeq(String partition, long seq) {
+        read(c -> {
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO sync_partitions(partition, horizon_seq) VALUES (?, ?)
+                    ON CONFLICT (partition) DO UPDATE
+                      SET horizon_seq = GREATEST(sync_partitions.horizon_seq, EXCLUDED.horizon_seq)""")) {
+                ps.setString(1, partition);
+                ps.setLong(2, seq);
+                ps.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    static final String PRUNE_DELETE = """
+            DELETE FROM sync_changes WHERE partition = ? AND commit_seq <= ?;
+            DELETE FROM sync_change_scopes WHERE partition = ? AND commit_seq <= ?;
+            DELETE FROM sync_tombstones WHERE partition = ? AND commit_seq <= ?""";
+
+    @Override
+    public CommitPruneResult pruneCommitsThrough(String partition, CommitPruneQuery query) {
+        if (query.logEpoch() == null || query.logEpoch().isEmpty() || query.throughSeq() < 0) {
+            throw new StorageException(StorageErrorCode.INVALID_PRUNE_CURSOR);
+        }
+        return write(c -> {
+            // FOR SHARE: a concurrent epoch rotation (restore) waits for this prune, or this prune sees its epoch
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT log_epoch FROM sync_partition_registry WHERE partition = ? FOR SHARE")) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) throw new StorageException(StorageErrorCode.PARTITION_UNREGISTERED);
+                    if (!rs.getString(1).equals(query.logEpoch())) {
+                        throw new StorageException(StorageErrorCode.PRUNE_EPOCH_MISMATCH);
+                    }
+                }
+            }
+            long previous;
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION)) {
+                ps.setString(1, partition);
+                ps.setString(2, partition);
+                ps.execute();
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT horizon_seq FROM sync_partitions WHERE partition = ?")) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    previous = rs.getLong(1);
+                }
+            }
+            long horizon = Math.max(previous, query.throughSeq());
+            if (horizon > previous) {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "UPDATE sync_partitions SET horizon_seq = ? WHERE partition = ?")) {
+                    ps.setLong(1, horizon);
+                    ps.setString(2, partition);
+                    ps.executeUpdate();
+                }
+            }
+            long removed;
+            try (PreparedStatement ps = c.prepareStatement(
+                    "DELETE FROM sync_commits WHERE partition = ? AND commit_seq <= ?")) {
+                ps.setString(1, partition);
+                ps.setLong(2, horizon);
+                removed = ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement(PRUNE_DELETE)) {
+                for (int i = 0; i < 3; i++) {
+                    ps.setString(2 * i + 1, partition);
+                    ps.setLong(2 * i + 2, horizon);
+                }
+                ps.execute();
+            }
+            return new CommitPruneResult(previous, horizon, removed);
+        });
+    }
+
+    @Override
+    public long getCommitSeqBefore(String partition, long createdBeforeMs) {
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT COALESCE(max(commit_seq), 0) FROM sync_commits "
+                    + "WHERE partition = ? AND created_at_ms < ?")) {
+                ps.setString(1, partition);
+                ps.setLong(2, createdBeforeMs);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
+    @Override
+    public List<StoredCommit> readCommitWindow(String partition, CommitWindowQuery query) {
+        if (query.scopes().isEmpty()) throw new StorageException(StorageErrorCode.SCAN_REQUIRES_SCOPE);
+        Map.Entry<String, List<String>> first = query.scopes().values().entrySet().iterator().next();
+        if (first.getValue().isEmpty()) return List.of();
+        return read(c -> {
+            List<StoredCommit> commits = new ArrayList<>();
+            long afterSeq = query.afterSeq();
+            int delivered = 0;
+            int batch = Math.max(64, query.limitChanges());
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.COMMIT_WINDOW_PAGE)) {
+                while (delivered < query.limitChanges()) {
+                    int i = 1;
+                    ps.setString(i++, partition);
+                    ps.setString(i++, query.table());
+                    ps.setString(i++, first.getKey());
+                    ps.setArray(i++, c.createArrayOf("text", first.getValue().toArray()));
+                    ps.setLong(i++, afterSeq);
+                    ps.setLong(i++, query.throughSeq());
+                    ps.setInt(i++, batch);
+                    ps.setString(i++, partition);
+                    ps.setString(i++, partition);
+                    ps.setString(i++, query.table());
+                    int candidates = 0;
+                    boolean full = false;
+                    try (ResultSet rs = ps.executeQuery()) {
+                        long current = -1;
+                        String actor = null;
+                        long createdAt = 0;
+                        List<StoredChange> changes = new ArrayList<>();
+                        while (rs.next()) {
+                            long seq = rs.getLong(1);
+                            if (seq != current) {
+                                if (current >= 0 && actor != null && !changes.isEmpty()) {
+                                    commits.add(new StoredCommit(current, createdAt, actor, changes));
+                                    delivered += changes.size();
+                                    if (delivered >= query.limitChanges()) {
+                                        full = true;
+                                        break;
+                                    }
+                                }
+                                // every candidate advances the cursor, vanished commits included (LEFT JOIN)
+                                candidates++;
+                                current = seq;
+                                afterSeq = seq;
+                                actor = rs.getString(2);
+                                createdAt = rs.getLong(3);
+                                changes = new ArrayList<>();
+                            }
+                            String tbl = rs.getString(4);
+                            if (tbl == null) continue;
+                            StoredChange ch = change(rs, tbl);
+                            if (query.scopes().matches(ch.scopes())) changes.add(ch);
+                        }
+                        if (!full && current >= 0 && actor != null && !changes.isEmpty()) {
+                            commits.add(new StoredCommit(current, createdAt, actor, changes));
+                            delivered += changes.size();
+                            full = delivered >= query.limitChanges();
+                        }
+                    }
+                    if (full || candidates < batch) break;
+                }
+            }
+            return commits;
+        });
+    }
+
+    private static StoredChange change(ResultSet rs, String tbl) throws SQLException {
+        long rv = rs.getLong(7);
+        Long rowVersion = rs.wasNull() ? null : rv;
+        return new StoredChange(tbl, rs.getString(5), ChangeOp.forCode(rs.getShort(6)), rowVersion,
+                StoredJson.parseScopes(rs.getString(8)), rs.getBytes(9));
+    }
+
+    // -------------------------------------------------------------------- rows
+
+    @Override
+    public Optional<StoredRow> getRow(String partition, String table, String rowId) {
+        RowTable t = table(table);
+        return read(c -> getRowOn(c, t, partition, rowId));
+    }
+
+    static Optional<StoredRow> getRowOn(Connection c, RowTable t, String partition, String rowId)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(t.selectRowSql)) {
+            ps.setString(1, partition);
+            ps.setString(2, rowId);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) return Optional.empty();
+                return Optional.of(new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)),
+                        rs.getBytes(4)));
+            }
+        }
+    }
+
+    @Override
+    public List<StoredRow> scanRows(String partition, RowScanQuery query) {
+        RowTable t = table(query.table());
+        return read(c -> scanRowsOn(c, t, partition, query));
+    }
+
+    static List<StoredRow> scanRowsOn(Connection c, RowTable t, String partition, RowScanQuery query)
+            throws SQLException {
+        if (query.scopes().isEmpty()) throw new StorageException(StorageErrorCode.SCAN_REQUIRES_SCOPE);
+        Map.Entry<String, List<String>> first = query.scopes().values().entrySet().iterator().next();
+        List<StoredRow> rows = new ArrayList<>();
+        if (first.getValue().isEmpty()) return rows;
+        String after = query.afterRowId() == null ? "" : query.afterRowId();
+        int batch = Math.max(64, query.limit());
+        try (PreparedStatement ps = c.prepareStatement(t.scanPageSql)) {
+            while (rows.size() < query.limit()) {
+                ps.setString(1, partition);
+                ps.setString(2, t.schema.name());
+                ps.setString(3, first.getKey());
+                ps.setArray(4, c.createArrayOf("text", first.getValue().toArray()));
+                ps.setString(5, after);
+                ps.setInt(6, batch);
+                ps.setString(7, partition);
+                int n = 0;
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        n++;
+                        after = rs.getString(1);
+                        byte[] payload = rs.getBytes(4);
+                        if (payload == null) continue;   // a candidate whose row vanished only moves the cursor
+                        StoredRow row = new StoredRow(after, rs.getLong(2), StoredJson.parseScopes(rs.getString(3)),
+                                payload);
+                        if (!query.scopes().matches(row.scopes())) continue;
+                        rows.add(row);
+                        if (rows.size() >= query.limit()) break;
+                    }
+                }
+                if (n < batch) break;
+            }
+        }
+        return rows;
+    }
+
+    // ---------------------------------------------------------- idempotency, clients
+
+    @Override
+    public Optional<StoredPushResult> getPushResult(String partition, String clientId, String clientCommitId) {
+        return read(c -> getPushResultOn(c, partition, clientId, clientCommitId));
+    }
+
+    static Optional<StoredPushResult> getPushResultOn(Connection c, String partition, String clientId,
+                                                      String clientCommitId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.GET_PUSH_RESULT)) {
+            ps.setString(1, partition);
+            ps.setString(2, clientId);
+            ps.setString(3, clientCommitId);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) return Optional.empty();
+                return Optional.of(StoredJson.parsePushResult(rs.getString(1)));
+            }
+        }
+    }
+
+    static void putPushResultOn(Connection c, String partition, String clientId, String clientCommitId,
+                                StoredPushResult result) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.PUT_PUSH_RESULT)) {
+            ps.setString(1, partition);
+            ps.setString(2, clientId);
+            ps.setString(3, clientCommitId);
+            ps.setString(4, StoredJson.pushResult(result));
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public Optional<ClientRecord> getClientRecord(String partition, String clientId) {
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT client_id, actor_id, wire_version, cursor, "
+                    + "updated_at_ms, subscriptions::text FROM sync_clients WHERE partition = ? AND client_id = ?")) {
+                ps.setString(1, partition);
+                ps.setString(2, clientId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) return Optional.empty();
+                    return Optional.of(new ClientRecord(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4),
+                            rs.getLong(5), StoredJson.parseSubscriptions(rs.getString(6))));
+                }
+            }
+        });
+    }
+
+    @Override
+    public void putClientRecord(String partition, ClientRecord r) {
+        read(c -> {
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO sync_clients(partition, client_id, actor_id, wire_version, cursor, subscriptions,
+                                             updated_at_ms)
+                    VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)
+                    ON CONFLICT (partition, client_id) DO UPDATE
+                      SET actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
+                          subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms""")) {
+                ps.setString(1, partition);
+                ps.setString(2, r.clientId());
+                ps.setString(3, r.actorId());
+                ps.setInt(4, r.wireVersion());
+                ps.setLong(5, r.cursor());
+                ps.setString(6, StoredJson.subscriptions(r.subscriptions()));
+                ps.setLong(7, r.updatedAtMs());
+                ps.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public List<ClientCursorInfo> listClientCursors(String partition) {
+        return read(c -> {
+            List<ClientCursorInfo> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT client_id, cursor, updated_at_ms FROM sync_clients "
+                    + "WHERE partition = ? ORDER BY client_id")) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(new ClientCursorInfo(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                }
+            }
+            return out;
+        });
+    }
+
+    // ---------------------------------------------------------------- RFC 0007
+
+    @Override
+    public List<StoredCheckpoint> readCheckpoints(String partition) {
+        return read(c -> {
+            List<StoredCheckpoint> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_CHECKPOINTS)) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(checkpoint(rs));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public ServeGate readServeGate(String partition, int runningSchemaVersion) {
+        return read(c -> readServeGateOn(c, partition, runningSchemaVersion));
+    }
+
+    static ServeGate readServeGateOn(Connection c, String partition, int runningSchemaVersion) throws SQLException {
+        int stored = 0;
+        String epoch = null;
+        List<PendingCheckpoint> pending = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_SERVE_GATE)) {
+            ps.setString(1, partition);
+            ps.setInt(2, runningSchemaVersion);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    switch (rs.getString(1)) {
+                        case "e" -> epoch = rs.getString(2);
+                        case "m" -> stored = Integer.parseInt(rs.getString(2));
+                        default -> pending.add(new PendingCheckpoint(rs.getString(2), rs.getString(3)));
+                    }
+                }
+            }
+        }
+        return new ServeGate(stored, epoch, pending);
+    }
+
+    @Override
+    public StoredCheckpoint declareCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
+        // seeds/003: one transaction, the row and the fence that protects it become visible together; no table lock
+        // and no partition lock (it writes only checkpoint and fence rows; the trigger enforces the fence on every
+        // append from this commit onward, earlier writers are pre-barrier by design)
+        return write(c -> {
+            installCheckpointOn(c, partition, name, schemaVersion, nowMs);
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_CHECKPOINT)) {
+                ps.setString(1, partition);
+                ps.setString(2, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) throw new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED);
+                    return checkpoint(rs);
+                }
+            }
+        });
+    }
+
+    static void installCheckpointOn(Connection c, String partition, String name, int schemaVersion, long nowMs)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.INSTALL_CHECKPOINT + ";\n"
+                + CommitLogSql.RAISE_FENCE)) {
+            ps.setString(1, partition);
+            ps.setString(2, name);
+            ps.setInt(3, schemaVersion);
+            ps.setLong(4, nowMs);
+            ps.setString(5, partition);
+            ps.setInt(6, schemaVersion);
+            ps.execute();
+        }
+    }
+
+    @Override
+    public StoredCheckpoint claimCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
+        return write(c -> {
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.CLAIM_CHECKPOINT)) {
+                ps.setInt(1, schemaVersion);
+                ps.setLong(2, nowMs);
+                ps.setString(3, partition);
+                ps.setString(4, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) throw new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED);
+                    return checkpoint(rs);
+                }
+            }
+        });
+    }
+
+    @Override
+    public boolean advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark,
+                                     long observedRows, long nowMs) {
+        return write(c -> advanceCheckpointOn(c, partition, name, ownerEpoch, watermark, observedRows, nowMs));
+    }
+
+    static boolean advanceCheckpointOn(Connection c, String partition, String name, long ownerEpoch, long watermark,
+                                       long observedRows, long nowMs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.ADVANCE_CHECKPOINT)) {
+            ps.setLong(1, watermark);
+            ps.setLong(2, observedRows);
+            ps.setLong(3, nowMs);
+            ps.setString(4, partition);
+            ps.setString(5, name);
+            ps.setLong(6, ownerEpoch);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    @Override
+    public long sourceCoverageSeq(String partition, Collection<String> tables) {
+        if (tables.isEmpty()) return 0;
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.SOURCE_COVERAGE_SEQ)) {
+                ps.setString(1, partition);
+                ps.setArray(2, c.createArrayOf("text", tables.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
+    @Override
+    public SourceCoverage hasSourceChangesAbove(String partition, Collection<String> tables, long seq) {
+        return read(c -> sourceChangesAboveOn(c, partition, tables, seq));
+    }
+
+    static SourceCoverage sourceChangesAboveOn(Connection c, String partition, Collection<String> tables, long seq)
+            throws SQLException {
+        if (tables.isEmpty()) return SourceCoverage.CLEAN;   // seeds/003: no source tables is clean, whatever the horizon
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.SOURCE_CHANGES_ABOVE)) {
+            ps.setString(1, partition);
+            ps.setString(2, partition);
+            ps.setArray(3, c.createArrayOf("text", tables.toArray()));
+            ps.setLong(4, seq);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long horizon = rs.getLong(1);
+                if (rs.getBoolean(2)) return SourceCoverage.CHANGED;   // a change wins over the horizon (seeds/003)
+                return horizon > seq ? SourceCoverage.UNVERIFIABLE : SourceCoverage.CLEAN;
+            }
+        }
+    }
+
+    @Override
+    public ActivationOutcome activateCheckpoint(String partition, String name, long ownerEpoch, long watermark,
+                                                Collection<String> sources, long nowMs) {
+        return write(c -> {
+            // the same partition row lock a push takes; a bare transaction would race a push (seeds/003)
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION)) {
+                ps.setString(1, partition);
+                ps.setString(2, partition);
+                ps.execute();
+            }
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_FENCE_AND_CHECKPOINT)) {
+                ps.setString(1, partition);
+                ps.setString(2, partition);
+                ps.setString(3, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    int fence = rs.getInt(1);
+                    boolean noFence = rs.wasNull();
+                    int version = rs.getInt(2);
+                    boolean noCheckpoint = rs.wasNull();
+                    // activating without the barrier would certify a state old writers can still decay
+                    if (noFence || noCheckpoint || fence < version) {
+                        throw new StorageException(StorageErrorCode.CHECKPOINT_FENCE_MISSING);
+                    }
+                }
+            }
+            SourceCoverage coverage = sourceChangesAboveOn(c, partition, sources, watermark);
+            if (coverage == SourceCoverage.CHANGED) return ActivationOutcome.STALE;
+            if (coverage == SourceCoverage.UNVERIFIABLE) return ActivationOutcome.UNVERIFIABLE;
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.ACTIVATE_CHECKPOINT)) {
+                ps.setLong(1, watermark);
+                ps.setLong(2, nowMs);
+                ps.setString(3, partition);
+                ps.setString(4, name);
+                ps.setLong(5, ownerEpoch);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? ActivationOutcome.ACTIVATED : ActivationOutcome.STALE;
+                }
+            }
+        });
+    }
+
+    private static StoredCheckpoint checkpoint(ResultSet rs) throws SQLException {
+        return new StoredCheckpoint(rs.getString(1), rs.getString(2), rs.getInt(3),
+                CheckpointState.fromStored(rs.getString(4)), rs.getLong(5), rs.getLong(6), rs.getLong(7),
+                rs.getLong(8));
+    }
+
+    // ----------------------------------------------------------------- plumbing
+
+    private long readLong(String sql, String partition) {
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? rs.getLong(1) : 0L;
+                }
+            }
+        });
+    }
+
+    /** A read (or a single autocommit statement) on a connection of its own. */
+    private <T> T read(SqlRead<T> work) {
+        try (Connection c = dataSource.getConnection()) {
+            return work.run(c);
+        } catch (SQLException e) {
+            throw PgErrors.classify(e);
+        }
+    }
+
+    /** A unit in a new transaction of the runner, READ COMMITTED set as its first statement. */
+    private <T> T write(SqlWork<T> work) {
+        return runner.inNewTransaction(c -> {
+            SchemaInstaller.exec(c, CommitLogSql.SET_READ_COMMITTED);
+            try {
+                return work.run(c);
+            } catch (SQLException e) {
+                throw PgErrors.classify(e);
+            }
+        });
+    }
+}

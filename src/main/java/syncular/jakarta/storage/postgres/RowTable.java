@@ -1,0 +1,288 @@
+package syncular.jakarta.storage.postgres;
+
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import syncular.jakarta.schema.ColumnSchema;
+import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.wire.ColumnDescriptor;
+import syncular.jakarta.wire.RowCodec;
+import syncular.jakarta.wire.TypeTag;
+
+/**
+ * The relational projection of one schema table (upstream relational-rows.ts): a real table with the schema's
+ * columns, typed, plus internal columns. The verbatim row-codec payload ({@code _sync_payload}) is the ONLY source
+ * the serve path reads; the typed columns are a queryable projection written from the decoded payload in the same
+ * statement, so they cannot drift from it.
+ *
+ * <p>Where PostgreSQL cannot hold a value exactly, the projection stores the nearest value it can and the payload
+ * stays exact: {@code TEXT} cannot hold U+0000 and {@code JSONB} refuses the NUL and lone-surrogate escapes, so
+ * those characters become U+FFFD in the projection (a NOT NULL column keeps a value, and the row stays queryable).
+ * {@code JSONB} also normalizes key order and whitespace, which is why the serve path never reads it.
+ *
+ * <p>Internal columns: {@code _sync_partition}, {@code _sync_row_id} ({@code COLLATE "C"}: keyset order is byte
+ * order whatever the database's locale), {@code _sync_server_version}, {@code _sync_scopes} (the stored scope map),
+ * {@code _sync_payload}, and {@code _sync_column_versions} (nullable, reserved for wire 3 per-column versions;
+ * wire 1/2 writes store NULL = every column at the row's version, WIRE3-DELTA §8.1). Primary key
+ * ({@code _sync_partition}, {@code _sync_row_id}). Immutable and thread-safe.
+ */
+final class RowTable {
+    static final String PARTITION = "_sync_partition";
+    static final String ROW_ID = "_sync_row_id";
+    static final String VERSION = "_sync_server_version";
+    static final String SCOPES = "_sync_scopes";
+    static final String PAYLOAD = "_sync_payload";
+    static final String COLUMN_VERSIONS = "_sync_column_versions";
+
+    final TableSchema schema;
+    final List<ColumnDescriptor> descriptors;
+    final String quoted;
+    final String createDdl;
+    final String upsertSql;
+    final String deleteSql;
+    final String selectRowSql;
+    final String scanPageSql;
+
+    RowTable(TableSchema schema) {
+        this.schema = schema;
+        this.descriptors = schema.descriptors();
+        this.quoted = quoteIdent(schema.name());
+        this.createDdl = buildCreateDdl();
+        this.upsertSql = buildUpsertSql();
+        this.deleteSql = buildDeleteSql();
+        this.selectRowSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
+                + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
+        this.scanPageSql = buildScanPageSql();
+    }
+
+    static String quoteIdent(String name) { return "\"" + name.replace("\"", "\"\"") + "\""; }
+
+    private static String q(String name) { return quoteIdent(name); }
+
+    /** §5.3-style type affinity for PostgreSQL (relational-rows.ts {@code columnSqlType}). */
+    static String sqlType(TypeTag type) {
+        return switch (type) {
+            case STRING, BLOB_REF -> "text";
+            case INTEGER -> "bigint";
+            case FLOAT -> "double precision";
+            case BOOLEAN -> "boolean";
+            case JSON -> "jsonb";
+            case BYTES, CRDT -> "bytea";
+        };
+    }
+
+    private String buildCreateDdl() {
+        List<String> defs = new ArrayList<>();
+        defs.add(q(PARTITION) + " text NOT NULL");
+        defs.add(q(ROW_ID) + " text COLLATE \"C\" NOT NULL");
+        for (ColumnSchema c : schema.columns()) defs.add(columnDef(c));
+        defs.add(q(VERSION) + " bigint NOT NULL");
+        defs.add(q(SCOPES) + " jsonb NOT NULL");
+        defs.add(q(PAYLOAD) + " bytea NOT NULL");
+        defs.add(q(COLUMN_VERSIONS) + " bytea");
+        defs.add("PRIMARY KEY (" + q(PARTITION) + ", " + q(ROW_ID) + ")");
+        return "CREATE TABLE IF NOT EXISTS " + quoted + " (" + String.join(", ", defs) + ")";
+    }
+
+    static String columnDef(ColumnSchema c) {
+        return quoteIdent(c.name()) + " " + sqlType(c.type()) + (c.nullable() ? "" : " NOT NULL");
+    }
+
+    /** A migration appends nullable columns only (SchemaLayouts.plan), so no default is needed. */
+    String addColumnDdl(ColumnSchema c) {
+        return "ALTER TABLE " + quoted + " ADD COLUMN " + columnDef(c);
+    }
+
+    /**
+     * One statement: the row upsert and the replacement of its scope-index entries (entries no longer in the map are
+     * deleted, new ones inserted; untouched ones stay). The two row-scope sub-statements touch disjoint rows, which a
+     * data-modifying CTE requires. Bind with {@link #bindUpsert}.
+     */
+    private String buildUpsertSql() {
+        List<String> names = new ArrayList<>();
+        List<String> values = new ArrayList<>();
+        names.add(q(PARTITION));
+        values.add("?");
+        names.add(q(ROW_ID));
+        values.add("?");
+        for (ColumnSchema c : schema.columns()) {
+            names.add(q(c.name()));
+            values.add(c.type() == TypeTag.JSON ? "?::jsonb" : "?");
+        }
+        names.add(q(VERSION));
+        values.add("?");
+        names.add(q(SCOPES));
+        values.add("?::jsonb");
+        names.add(q(PAYLOAD));
+        values.add("?");
+        names.add(q(COLUMN_VERSIONS));
+        values.add("NULL");
+        List<String> updates = new ArrayList<>();
+        for (String n : names.subList(2, names.size())) updates.add(n + " = EXCLUDED." + n);
+        return "WITH r AS (INSERT INTO " + quoted + " (" + String.join(", ", names) + ") VALUES ("
+                + String.join(", ", values) + ") ON CONFLICT (" + q(PARTITION) + ", " + q(ROW_ID)
+                + ") DO UPDATE SET " + String.join(", ", updates) + " RETURNING 1),\n"
+                + ROW_SCOPES_REPLACEMENT
+                + "SELECT count(*) FROM r";
+    }
+
+    /**
+     * The row-scope replacement shared by every table's upsert (the part the EXPLAIN check pins):
+     * params: vars[], values[], partition, tbl, rowId, partition, tbl, rowId.
+     */
+    static final String ROW_SCOPES_REPLACEMENT = """
+            s AS (SELECT v.var, v.value FROM unnest(?::text[], ?::text[]) AS v(var, value)),
+            d AS (DELETE FROM sync_row_scopes x
+                   WHERE x.partition = ? AND x.tbl = ? AND x.row_id = ?
+                     AND NOT EXISTS (SELECT 1 FROM s WHERE s.var = x.var AND s.value = x.value)),
+            i AS (INSERT INTO sync_row_scopes(partition, tbl, var, value, row_id)
+                  SELECT ?, ?, s.var, s.value, ? FROM s ON CONFLICT DO NOTHING)
+            """;
+
+    private String buildDeleteSql() {
+        return "WITH r AS (DELETE FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?),\n"
+                + "d AS (DELETE FROM sync_row_scopes WHERE partition = ? AND tbl = ? AND row_id = ?),\n"
+                // §5.9.4: a deleted row references no blobs
+                + "b AS (DELETE FROM sync_blob_refs WHERE partition = ? AND tbl = ? AND row_id = ?)\n"
+                + "SELECT 1";
+    }
+
+    /**
+     * One snapshot page in one round trip (relational-rows.ts {@code scanRowPageSql}): candidates from the covering
+     * row-scope index, ordered and limited there, LEFT JOINed to the row table. LEFT, because a candidate whose row
+     * vanished must still advance the keyset cursor. Params: partition, tbl, var, values[], afterRowId, limit,
+     * partition.
+     */
+    private String buildScanPageSql() {
+        return "SELECT c.row_id, r." + q(VERSION) + ", r." + q(SCOPES) + "::text, r." + q(PAYLOAD) + "\n"
+                + "  FROM (SELECT DISTINCT row_id FROM sync_row_scopes\n"
+                + "         WHERE partition = ? AND tbl = ? AND var = ? AND value = ANY(?::text[]) AND row_id > ?\n"
+                + "         ORDER BY row_id LIMIT ?) c\n"
+                + "  LEFT JOIN " + quoted + " r ON r." + q(PARTITION) + " = ? AND r." + q(ROW_ID) + " = c.row_id\n"
+                + " ORDER BY c.row_id";
+    }
+
+    /** Binds {@link #upsertSql}: decodes the payload once for the projection. */
+    void bindUpsert(PreparedStatement ps, String partition, String rowId, long version, String scopesJson,
+                    Map<String, String> scopes, byte[] payload) throws SQLException {
+        Object[] values = RowCodec.decode(descriptors, payload);
+        int i = 1;
+        ps.setString(i++, partition);
+        ps.setString(i++, rowId);
+        for (int c = 0; c < descriptors.size(); c++) i = bindProjection(ps, i, descriptors.get(c).type(), values[c]);
+        ps.setLong(i++, version);
+        ps.setString(i++, scopesJson);
+        ps.setBytes(i++, payload);
+        String[] vars = scopes.keySet().toArray(new String[0]);
+        String[] vals = scopes.values().toArray(new String[0]);
+        ps.setArray(i++, ps.getConnection().createArrayOf("text", vars));
+        ps.setArray(i++, ps.getConnection().createArrayOf("text", vals));
+        for (int k = 0; k < 2; k++) {
+            ps.setString(i++, partition);
+            ps.setString(i++, schema.name());
+            ps.setString(i++, rowId);
+        }
+    }
+
+    /** Binds one projection value; see the class comment for what is stored when PostgreSQL cannot hold it. */
+    static int bindProjection(PreparedStatement ps, int i, TypeTag type, Object v) throws SQLException {
+        if (v == null) {
+            ps.setNull(i, switch (type) {
+                case INTEGER -> Types.BIGINT;
+                case FLOAT -> Types.DOUBLE;
+                case BOOLEAN -> Types.BOOLEAN;
+                case BYTES, CRDT -> Types.BINARY;
+                default -> Types.VARCHAR;
+            });
+            return i + 1;
+        }
+        switch (type) {
+            case STRING, BLOB_REF -> ps.setString(i, textProjection((String) v));
+            case INTEGER -> ps.setLong(i, (Long) v);
+            case FLOAT -> ps.setDouble(i, (Double) v);
+            case BOOLEAN -> ps.setBoolean(i, (Boolean) v);
+            case JSON -> ps.setString(i, jsonProjection((String) v));
+            case BYTES, CRDT -> ps.setBytes(i, (byte[]) v);
+        }
+        return i + 1;
+    }
+
+    /** TEXT cannot hold U+0000. */
+    static String textProjection(String s) {
+        return s.indexOf('\0') < 0 ? s : s.replace('\0', '\uFFFD');
+    }
+
+    /**
+     * JSONB refuses the NUL escape and lone-surrogate escapes. Valid JSON text carries those characters only as
+     * escapes (raw control characters are not JSON, and the strict UTF-8 decode admits no lone surrogate), so the
+     * text is rewritten at the escape level: those escapes become the U+FFFD escape, everything else is unchanged.
+     */
+    static String jsonProjection(String raw) {
+        if (!raw.contains("\\u")) return raw;
+        StringBuilder out = new StringBuilder(raw.length());
+        int i = 0;
+        int n = raw.length();
+        while (i < n) {
+            char c = raw.charAt(i);
+            if (c != '\\' || i + 1 >= n) {
+                out.append(c);
+                i++;
+                continue;
+            }
+            if (raw.charAt(i + 1) != 'u' || i + 6 > n) {
+                out.append(c).append(raw.charAt(i + 1));   // a two-character escape, copied whole
+                i += 2;
+                continue;
+            }
+            int unit = Integer.parseInt(raw.substring(i + 2, i + 6), 16);
+            if (Character.isHighSurrogate((char) unit) && i + 12 <= n && raw.charAt(i + 6) == '\\'
+                    && raw.charAt(i + 7) == 'u'
+                    && Character.isLowSurrogate((char) Integer.parseInt(raw.substring(i + 8, i + 12), 16))) {
+                out.append(raw, i, i + 12);                 // a well-formed pair
+                i += 12;
+                continue;
+            }
+            boolean refused = unit == 0 || Character.isSurrogate((char) unit);
+            out.append(refused ? "\\ufffd" : raw.substring(i, i + 6));
+            i += 6;
+        }
+        return out.toString();
+    }
+
+    // ----------------------------------------------------------------- migration
+
+    /** Keyset walk over every partition's rows. Params: afterPartition, afterRowId, limit. */
+    String selectForRewriteSql() {
+        return "SELECT " + q(PARTITION) + ", " + q(ROW_ID) + ", " + q(PAYLOAD) + " FROM " + quoted
+                + " WHERE (" + q(PARTITION) + ", " + q(ROW_ID) + ") > (?, ?) ORDER BY " + q(PARTITION) + ", "
+                + q(ROW_ID) + " LIMIT ?";
+    }
+
+    /** Params: payload, partition, rowId. Appended columns are NULL, which ADD COLUMN already gave them. */
+    String rewritePayloadSql() {
+        return "UPDATE " + quoted + " SET " + q(PAYLOAD) + " = ? WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID)
+                + " = ?";
+    }
+
+    // ----------------------------------------------------------- physical check
+
+    /** The physical column every table must have: type as {@code format_type} prints it, NOT NULL, key position. */
+    record PhysicalColumn(String name, String type, boolean notNull, int keyPosition, String collation) { }
+
+    List<PhysicalColumn> expectedPhysical() {
+        List<PhysicalColumn> out = new ArrayList<>();
+        out.add(new PhysicalColumn(PARTITION, "text", true, 1, null));
+        out.add(new PhysicalColumn(ROW_ID, "text", true, 2, "C"));
+        for (ColumnSchema c : schema.columns()) {
+            out.add(new PhysicalColumn(c.name(), sqlType(c.type()), !c.nullable(), 0, null));
+        }
+        out.add(new PhysicalColumn(VERSION, "bigint", true, 0, null));
+        out.add(new PhysicalColumn(SCOPES, "jsonb", true, 0, null));
+        out.add(new PhysicalColumn(PAYLOAD, "bytea", true, 0, null));
+        out.add(new PhysicalColumn(COLUMN_VERSIONS, "bytea", false, 0, null));
+        return out;
+    }
+}

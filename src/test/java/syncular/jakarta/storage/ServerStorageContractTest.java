@@ -1,0 +1,413 @@
+package syncular.jakarta.storage;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import syncular.jakarta.schema.CompiledSchema;
+
+/**
+ * The storage contract (UPSTREAM-SERVER §2, seeds/001), written against {@link ServerStorage} only so another
+ * backend can run it: a subclass supplies a storage whose schema is {@link #schema()} after
+ * {@code ensureSchema}, and the runner that storage uses. Every test works in partitions of its own.
+ */
+public abstract class ServerStorageContractTest {
+    protected abstract ServerStorage storage();
+
+    protected abstract TransactionRunner runner();
+
+    /** {@link TestSchemas#tasks} at version 1, already ensured on {@link #storage()}. */
+    protected CompiledSchema schema() { return TestSchemas.tasks(1); }
+
+    protected static String partition(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private StoredRow row(String id, String project, long version) {
+        return TestSchemas.taskRow(schema(), id, project, version);
+    }
+
+    /** Upserts the rows and appends one commit with their changes; returns the commitSeq. */
+    protected long push(String p, String commitId, StoredRow... rows) {
+        return storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            List<StoredChange> changes = new ArrayList<>();
+            for (int i = 0; i < rows.length; i++) {
+                tx.upsertRow("tasks", rows[i], i);
+                changes.add(StoredChange.upsert("tasks", rows[i].rowId(), rows[i].serverVersion(), rows[i].scopes(),
+                        rows[i].payload()));
+            }
+            long seq = tx.appendCommit(new NewCommit("client-1", commitId, "actor-1", 1_000L + rows.length, changes));
+            tx.putPushResult("client-1", commitId, StoredPushResult.applied(seq, List.of()));
+            return seq;
+        });
+    }
+
+    private static ScopeFilter projects(String... ids) { return ScopeFilter.of("project_id", ids); }
+
+    // ------------------------------------------------------------- partitions
+
+    @Test @Seed("SPEC §2.1 partition registry")
+    void touchPartitionCreatesThenRefreshesKeepingTheEpoch() {
+        String p = partition("reg");
+        PartitionRegistryEntry first = storage().touchPartition(p, 10, "epoch-a");
+        assertEquals(new PartitionRegistryEntry(p, "epoch-a", false, 10), first);
+        PartitionRegistryEntry again = storage().touchPartition(p, 20, "epoch-b");
+        assertEquals(new PartitionRegistryEntry(p, "epoch-a", false, 20), again);
+        assertEquals(Optional.of("epoch-a"), storage().getPartitionLogEpoch(p));
+        assertEquals(Optional.empty(), storage().getPartitionLogEpoch(partition("absent")));
+        assertTrue(storage().listPartitionRegistry().contains(again));
+    }
+
+    @Test @Seed("SPEC §2.1 restore rotates the epoch")
+    void rotatingTheEpochRequiresItAndDropsClientRecords() {
+        String p = partition("rot");
+        storage().touchPartition(p, 10, "e1");
+        storage().putClientRecord(p, new ClientRecord("c1", "a", 2, 5, 10, List.of()));
+        PartitionRegistryEntry rotated = storage().rotatePartitionLogEpoch(p, "e2", 30);
+        assertEquals(new PartitionRegistryEntry(p, "e2", true, 30), rotated);
+        assertEquals(Optional.of("e2"), storage().getPartitionLogEpoch(p));
+        assertEquals(Optional.empty(), storage().getClientRecord(p, "c1"));
+        assertTrue(storage().listClientCursors(p).isEmpty());
+    }
+
+    // ------------------------------------------------------------- commit log
+
+    @Test @Seed("SPEC §2.1 dense commitSeq")
+    void commitSeqsAreDensePerPartitionAndIndependentAcrossPartitions() {
+        String a = partition("dense-a");
+        String b = partition("dense-b");
+        assertEquals(0, storage().getMaxCommitSeq(a));
+        assertEquals(1, push(a, "c1", row("t1", "p1", 1)));
+        assertEquals(2, push(a, "c2", row("t2", "p1", 1)));
+        assertEquals(1, push(b, "c1", row("t1", "p1", 1)));
+        assertEquals(3, push(a, "c3", row("t3", "p1", 1)));
+        assertEquals(3, storage().getMaxCommitSeq(a));
+        assertEquals(1, storage().getMaxCommitSeq(b));
+    }
+
+    @Test @Seed("SPEC §2.1: a rolled-back commit leaves no gap")
+    void aRolledBackAppendLeavesNoGap() {
+        String p = partition("gap");
+        push(p, "c1", row("t1", "p1", 1));
+        assertThrows(IllegalStateException.class, () -> storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            tx.upsertRow("tasks", row("t2", "p1", 1), 0);
+            tx.appendCommit(TestSchemas.upsertCommit("c2", row("t2", "p1", 1)));
+            throw new IllegalStateException("infrastructure failure after the append");
+        }));
+        assertEquals(1, storage().getMaxCommitSeq(p));
+        assertEquals(Optional.empty(), storage().getRow(p, "tasks", "t2"));
+        assertEquals(2, push(p, "c3", row("t3", "p1", 1)));
+    }
+
+    @Test @Seed("SPEC §4.5 commit window")
+    void commitWindowReturnsOnlyMatchingChangesInTheWindowOldestFirst() {
+        String p = partition("window");
+        push(p, "c1", row("a1", "p1", 1));                       // 1
+        push(p, "c2", row("b1", "p2", 1));                       // 2: other project
+        push(p, "c3", row("a2", "p1", 1), row("b2", "p2", 1));   // 3: one matching change of two
+        push(p, "c4", row("a3", "p1", 1));                       // 4
+        List<StoredCommit> all = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 4,
+                100));
+        assertEquals(List.of(1L, 3L, 4L), all.stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(List.of("a2"), all.get(1).changes().stream().map(StoredChange::rowId).toList());
+        StoredChange ch = all.get(0).changes().get(0);
+        assertEquals(ChangeOp.UPSERT, ch.op());
+        assertEquals(1L, ch.rowVersion());
+        assertEquals(Map.of("project_id", "p1"), ch.scopes());
+        assertArrayEquals(row("a1", "p1", 1).payload(), ch.payload());
+        assertEquals("actor-1", all.get(0).actorId());
+        List<StoredCommit> window = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 1, 3,
+                100));
+        assertEquals(List.of(3L), window.stream().map(StoredCommit::commitSeq).toList());
+        List<StoredCommit> both = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1", "p2"),
+                0, 4, 100));
+        assertEquals(List.of(1L, 2L, 3L, 4L), both.stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(2, both.get(2).changes().size());
+    }
+
+    @Test @Seed("SPEC §4.2 limitCommits counts changes and never splits a commit")
+    void commitWindowStopsAtTheLimitWithoutSplittingACommit() {
+        String p = partition("limit");
+        push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1), row("a3", "p1", 1));
+        push(p, "c2", row("a4", "p1", 1));
+        push(p, "c3", row("a5", "p1", 1));
+        List<StoredCommit> first = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 3,
+                2));
+        assertEquals(List.of(1L), first.stream().map(StoredCommit::commitSeq).toList(), "the oversized commit alone");
+        assertEquals(3, first.get(0).changes().size());
+        List<StoredCommit> next = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 1, 3,
+                1));
+        assertEquals(List.of(2L), next.stream().map(StoredCommit::commitSeq).toList());
+    }
+
+    @Test @Seed("SPEC §3.2 variables are independent dimensions")
+    void commitWindowVerifiesEveryFilteredVariable() {
+        String p = partition("multi");
+        push(p, "c1", row("a1", "p1", 1));
+        ScopeFilter twoVars = new ScopeFilter(Map.of("project_id", List.of("p1"), "zzz", List.of("x")));
+        assertTrue(storage().readCommitWindow(p, new CommitWindowQuery("tasks", twoVars, 0, 1, 10)).isEmpty());
+        assertThrows(StorageException.class, () -> storage().readCommitWindow(p,
+                new CommitWindowQuery("tasks", new ScopeFilter(Map.of()), 0, 1, 10)));
+    }
+
+    @Test @Seed("SPEC §2.2: a delete carries the row's scopes and no payload")
+    void deletesAreLoggedWithScopesAndRemoveTheRow() {
+        String p = partition("delete");
+        push(p, "c1", row("a1", "p1", 1));
+        long seq = storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            tx.deleteRow("tasks", "a1");
+            tx.deleteRow("tasks", "never-existed");
+            return tx.appendCommit(new NewCommit("client-1", "c2", "actor-1", 5,
+                    List.of(StoredChange.delete("tasks", "a1", Map.of("project_id", "p1")))));
+        });
+        assertEquals(Optional.empty(), storage().getRow(p, "tasks", "a1"));
+        StoredChange del = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 1, seq, 10))
+                .get(0).changes().get(0);
+        assertEquals(ChangeOp.DELETE, del.op());
+        assertEquals(null, del.payload());
+        assertEquals(null, del.rowVersion());
+        assertTrue(storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).isEmpty());
+    }
+
+    @Test
+    void commitSeqBeforeATimeIsTheNewestStrictlyEarlierCommit() {
+        String p = partition("before");
+        push(p, "c1", row("a1", "p1", 1));                       // created 1001
+        push(p, "c2", row("a2", "p1", 1), row("a3", "p1", 1));   // created 1002
+        assertEquals(0, storage().getCommitSeqBefore(p, 1001));
+        assertEquals(1, storage().getCommitSeqBefore(p, 1002));
+        assertEquals(2, storage().getCommitSeqBefore(p, 5000));
+    }
+
+    // -------------------------------------------------------------------- rows
+
+    @Test @Seed("SPEC §2.2 current rows")
+    void rowsRoundTripAndATransactionReadsItsOwnWrites() {
+        String p = partition("rows");
+        StoredRow r = row("a1", "p1", 1);
+        storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            tx.upsertRow("tasks", r, 0);
+            StoredRow seen = tx.getRow("tasks", "a1").orElseThrow();
+            assertArrayEquals(r.payload(), seen.payload());
+            assertEquals(1, tx.scanRows(new RowScanQuery("tasks", projects("p1"), null, 10)).size());
+            return tx.appendCommit(TestSchemas.upsertCommit("c1", r));
+        });
+        StoredRow stored = storage().getRow(p, "tasks", "a1").orElseThrow();
+        assertEquals(1, stored.serverVersion());
+        assertEquals(Map.of("project_id", "p1"), stored.scopes());
+        assertArrayEquals(r.payload(), stored.payload());
+        StoredRow moved = row("a1", "p2", 2);   // a server-side scope change (SPEC §2.2)
+        push(p, "c2", moved);
+        assertEquals(2, storage().getRow(p, "tasks", "a1").orElseThrow().serverVersion());
+        assertTrue(storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).isEmpty(),
+                "the row-scope index entry for the old scope is gone");
+        assertEquals(1, storage().scanRows(p, new RowScanQuery("tasks", projects("p2"), null, 10)).size());
+        assertEquals(Optional.empty(), storage().getRow(partition("elsewhere"), "tasks", "a1"));
+    }
+
+    @Test @Seed("SPEC §4.7 keyset pages by row id in byte order")
+    void snapshotPagesAreKeysetPagesInByteOrder() {
+        String p = partition("pages");
+        List<String> ids = List.of("b", "B", "a", "A", "é", "z", "Z", "aa", "a-1", "中");
+        int n = 0;
+        for (String id : ids) push(p, "c" + n++, row(id, "p1", 1));
+        push(p, "other", row("x-other", "p2", 1));
+        List<String> expected = ids.stream().sorted(ServerStorageContractTest::compareUtf8).toList();
+        List<String> seen = new ArrayList<>();
+        String after = null;
+        while (true) {
+            List<StoredRow> page = storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), after, 3));
+            if (page.isEmpty()) break;
+            assertTrue(page.size() <= 3);
+            page.forEach(r -> seen.add(r.rowId()));
+            after = page.get(page.size() - 1).rowId();
+        }
+        assertEquals(expected, seen);
+        assertThrows(StorageException.class, () -> storage().scanRows(p,
+                new RowScanQuery("tasks", new ScopeFilter(Map.of()), null, 10)));
+        ScopeFilter twoVars = new ScopeFilter(Map.of("project_id", List.of("p1"), "zzz", List.of("x")));
+        assertTrue(storage().scanRows(p, new RowScanQuery("tasks", twoVars, null, 10)).isEmpty());
+    }
+
+    private static int compareUtf8(String a, String b) {
+        return java.util.Arrays.compareUnsigned(a.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    // ---------------------------------------------------------- push results
+
+    @Test @Seed("SPEC §2.3 idempotency: first writer wins")
+    void pushResultsRoundTripAndTheFirstWriterWins() {
+        String p = partition("results");
+        StoredPushResult applied = new StoredPushResult(StoredPushResult.Status.APPLIED, 7L, 123L, "id-1", List.of(
+                new OperationResult.Applied(0),
+                new OperationResult.Conflict(1, "sync.version_conflict", "stale", 4, new byte[] {0, 1, (byte) 0xff},
+                        List.of("title")),
+                new OperationResult.Failed(2, "app.rule", "no", true, "{\"reason\":\"x\",\"fieldPaths\":[\"a\"]}")));
+        storage().inTransaction(p, tx -> {
+            tx.putPushResult("c1", "k1", applied);
+            tx.putPushResult("c1", "k1", StoredPushResult.rejected(List.of()));   // loses
+            assertTrue(tx.getPushResult("c1", "k1").isPresent(), "visible on the transaction's connection");
+            return null;
+        });
+        StoredPushResult back = storage().getPushResult(p, "c1", "k1").orElseThrow();
+        assertEquals(StoredPushResult.Status.APPLIED, back.status());
+        assertEquals(7L, back.commitSeq());
+        assertEquals(123L, back.recordedAtMs());
+        assertEquals("id-1", back.cacheIdentity());
+        assertEquals(applied.results().get(0), back.results().get(0));
+        OperationResult.Conflict conflict = (OperationResult.Conflict) back.results().get(1);
+        assertArrayEquals(new byte[] {0, 1, (byte) 0xff}, conflict.serverRow());
+        assertEquals(List.of("title"), conflict.conflictColumns());
+        assertEquals(4, conflict.serverVersion());
+        assertEquals(applied.results().get(2), back.results().get(2), "details JSON comes back byte-exact");
+        assertEquals(Optional.empty(), storage().getPushResult(p, "c1", "other"));
+    }
+
+    @Test @Seed("ARCHITECTURE step 4: a rejection rolls back to the savepoint and commits")
+    void aRejectedPushDiscardsItsWritesAndStoresTheRejection() {
+        String p = partition("reject");
+        push(p, "c1", row("a1", "p1", 1));
+        StoredPushResult rejected = StoredPushResult.rejected(List.of(
+                new OperationResult.Failed(1, "sync.forbidden", "denied", false, null)));
+        String outcome = storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            tx.upsertRow("tasks", row("a2", "p1", 1), 0);
+            tx.upsertRow("tasks", row("a1", "p1", 2), 1);
+            tx.rejectPush("client-1", "c2", rejected);
+            return "returned normally";
+        });
+        assertEquals("returned normally", outcome);
+        assertEquals(Optional.empty(), storage().getRow(p, "tasks", "a2"));
+        assertEquals(1, storage().getRow(p, "tasks", "a1").orElseThrow().serverVersion());
+        assertEquals(1, storage().getMaxCommitSeq(p));
+        StoredPushResult back = storage().getPushResult(p, "client-1", "c2").orElseThrow();
+        assertEquals(StoredPushResult.Status.REJECTED, back.status());
+        assertEquals(rejected.results(), back.results());
+    }
+
+    // ---------------------------------------------------------------- clients
+
+    @Test @Seed("SPEC §4.5 client records, WIRE3-DELTA §8.6 wire version")
+    void clientRecordsUpsertAndListCursors() {
+        String p = partition("clients");
+        ClientRecord r = new ClientRecord("c1", "actor", 2, 5, 100,
+                List.of(new ClientSubscription("s1", "tasks", Map.of("project_id", List.of("p1", "p2")))));
+        storage().putClientRecord(p, r);
+        assertEquals(Optional.of(r), storage().getClientRecord(p, "c1"));
+        ClientRecord advanced = new ClientRecord("c1", "actor", 1, 9, 200, List.of());
+        storage().putClientRecord(p, advanced);
+        storage().putClientRecord(p, new ClientRecord("c2", "other", 2, 3, 150, List.of()));
+        assertEquals(Optional.of(advanced), storage().getClientRecord(p, "c1"));
+        assertEquals(List.of(new ClientCursorInfo("c1", 9, 200), new ClientCursorInfo("c2", 3, 150)),
+                storage().listClientCursors(p));
+        assertEquals(Optional.empty(), storage().getClientRecord(p, "nobody"));
+    }
+
+    // ---------------------------------------------------------- horizon, prune
+
+    @Test @Seed("SPEC §4.6 horizon")
+    void horizonIsMonotonic() {
+        String p = partition("horizon");
+        assertEquals(0, storage().getHorizonSeq(p));
+        storage().setHorizonSeq(p, 5);
+        storage().setHorizonSeq(p, 3);
+        assertEquals(5, storage().getHorizonSeq(p));
+    }
+
+    @Test @Seed("UPSTREAM-SERVER §2.2 epoch-checked pruneCommitsThrough")
+    void pruneIsEpochCheckedAndRemovesTheLogThroughTheHorizon() {
+        String p = partition("prune");
+        for (int i = 1; i <= 5; i++) push(p, "c" + i, row("a" + i, "p1", 1));
+        assertEquals(StorageErrorCode.PARTITION_UNREGISTERED, assertThrows(StorageException.class,
+                () -> storage().pruneCommitsThrough(p, new CommitPruneQuery("e1", 2))).code());
+        storage().touchPartition(p, 1, "e1");
+        assertEquals(StorageErrorCode.PRUNE_EPOCH_MISMATCH, assertThrows(StorageException.class,
+                () -> storage().pruneCommitsThrough(p, new CommitPruneQuery("e0", 2))).code());
+        assertEquals(StorageErrorCode.INVALID_PRUNE_CURSOR, assertThrows(StorageException.class,
+                () -> storage().pruneCommitsThrough(p, new CommitPruneQuery("e1", -1))).code());
+        assertEquals(StorageErrorCode.INVALID_PRUNE_CURSOR, assertThrows(StorageException.class,
+                () -> storage().pruneCommitsThrough(p, new CommitPruneQuery("", 1))).code());
+        assertEquals(new CommitPruneResult(0, 3, 3), storage().pruneCommitsThrough(p, new CommitPruneQuery("e1", 3)));
+        assertEquals(new CommitPruneResult(3, 3, 0), storage().pruneCommitsThrough(p, new CommitPruneQuery("e1", 1)),
+                "never lowers the horizon");
+        assertEquals(3, storage().getHorizonSeq(p));
+        List<StoredCommit> rest = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 5,
+                100));
+        assertEquals(List.of(4L, 5L), rest.stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(5, storage().getMaxCommitSeq(p), "pruning never rewinds the counter");
+        assertEquals(6, push(p, "c6", row("a6", "p1", 1)));
+    }
+
+    // --------------------------------------------------- transactions, gate
+
+    @Test @Seed("JTA: begin binds to the caller's connection and never finishes it")
+    void beginRunsOnTheCallersConnectionInsideTheCallersTransaction() {
+        String p = partition("begin");
+        StoredRow r = row("a1", "p1", 1);
+        long seq = runner().inNewTransaction(c -> {
+            StorageTransaction tx = storage().begin(c, p);
+            assertEquals(p, tx.partition());
+            tx.lockPartitionForPush();
+            tx.upsertRow("tasks", r, 0);
+            long s = tx.appendCommit(TestSchemas.upsertCommit("c1", r));
+            assertFalse(c.getAutoCommit(), "the storage left the caller's transaction open");
+            assertEquals(0, storage().getMaxCommitSeq(p), "not visible before the caller commits");
+            return s;
+        });
+        assertEquals(1, seq);
+        assertEquals(1, storage().getMaxCommitSeq(p));
+    }
+
+    @Test @Seed("seeds/003 readServeGate")
+    void serveGateCarriesMarkerEpochAndPendingCheckpointsOfAllPartitions() {
+        String p = partition("gate");
+        String other = partition("gate-other");
+        int version = schema().version();
+        storage().touchPartition(p, 1, "e-gate");
+        ServeGate before = storage().readServeGate(p, version);
+        assertEquals(version, before.storedSchemaVersion());
+        assertEquals("e-gate", before.logEpoch());
+        storage().declareCheckpoint(other, "projection-x", version, 1);
+        ServeGate after = storage().readServeGate(p, version);
+        assertTrue(after.pending().contains(new PendingCheckpoint(other, "projection-x")),
+                "pending spans every partition");
+        assertEquals(Optional.of(new ServeGateRefusal.Checkpoint(other, "projection-x")).map(Object::getClass),
+                after.refusal(version, List.of()).map(Object::getClass));
+        ServeGate onTx = storage().inTransaction(p, tx -> tx.readServeGate(version));
+        assertEquals(after, onTx);
+        assertEquals(null, storage().readServeGate(partition("unregistered"), version).logEpoch());
+        assertEquals(Optional.empty(), after.changedSince(before));
+        storage().rotatePartitionLogEpoch(p, "e-restored", 2);
+        assertEquals(Optional.of(new ServeGateRefusal.Epoch()),
+                storage().readServeGate(p, version).changedSince(before));
+    }
+
+    @Test
+    void ensureSchemaIsMemoizedAndSetsTheWriterVersion() {
+        assertEquals(schema().version(), storage().writerVersion());
+        storage().ensureSchema(schema(), List.of());   // memoized: no barrier re-check, no error
+        assertEquals(schema().version(), storage().writerVersion());
+    }
+
+    @Test
+    void unknownTablesAreRefusedWithACode() {
+        StorageException e = assertThrows(StorageException.class,
+                () -> storage().getRow(partition("x"), "no_such_table", "r"));
+        assertEquals(StorageErrorCode.SCHEMA_CHANGED, e.code());
+        assertFalse(e.getMessage().contains("no_such_table"), "messages carry no identifiers");
+        assertEquals("no_such_table", e.details().get("table"));
+    }
+}

@@ -1,0 +1,63 @@
+package syncular.jakarta.storage;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.schema.SchemaCompiler;
+import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.wire.RowCodec;
+
+/** Schemas and rows for storage tests, in the compact conformance form (SPEC §2.4). */
+public final class TestSchemas {
+    private TestSchemas() { }
+
+    /** {@code tasks(id string, project_id string, title string, done boolean)}, scope {@code project:{project_id}}. */
+    public static CompiledSchema tasks(int version) {
+        return SchemaCompiler.compile("""
+                {"version": %d, "tables": [{"name": "tasks", "primaryKey": "id",
+                  "columns": [{"name": "id", "type": "string", "nullable": false},
+                              {"name": "project_id", "type": "string", "nullable": false},
+                              {"name": "title", "type": "string", "nullable": false},
+                              {"name": "done", "type": "boolean", "nullable": false}],
+                  "scopes": [{"pattern": "project:{project_id}"}]}]}""".formatted(version));
+    }
+
+    /** Every column type once, with two scope variables. */
+    public static CompiledSchema allTypes(int version) {
+        return SchemaCompiler.compile("""
+                {"version": %d, "tables": [{"name": "notes", "primaryKey": "id",
+                  "columns": [{"name": "id", "type": "string", "nullable": false},
+                              {"name": "org_id", "type": "string", "nullable": false},
+                              {"name": "owner_id", "type": "string", "nullable": false},
+                              {"name": "title", "type": "string", "nullable": true},
+                              {"name": "count", "type": "integer", "nullable": true},
+                              {"name": "score", "type": "float", "nullable": false},
+                              {"name": "done", "type": "boolean", "nullable": false},
+                              {"name": "meta", "type": "json", "nullable": true},
+                              {"name": "blob", "type": "bytes", "nullable": true},
+                              {"name": "doc", "type": "crdt", "nullable": true, "crdtType": "yjs"}],
+                  "scopes": [{"pattern": "org:{org_id}"}, {"pattern": "owner:{owner_id}"}]}]}"""
+                .formatted(version));
+    }
+
+    public static byte[] taskPayload(CompiledSchema schema, String id, String project, String title, boolean done) {
+        TableSchema t = schema.table("tasks").orElseThrow();
+        return RowCodec.encode(t.descriptors(), new Object[] {id, project, title, done});
+    }
+
+    public static Map<String, String> scopes(String var, String value) {
+        return new TreeMap<>(Map.of(var, value));
+    }
+
+    public static StoredRow taskRow(CompiledSchema schema, String id, String project, long version) {
+        return new StoredRow(id, version, scopes("project_id", project),
+                taskPayload(schema, id, project, "title " + id, false));
+    }
+
+    /** A one-change commit that upserts {@code row} into {@code tasks}. */
+    public static NewCommit upsertCommit(String clientCommitId, StoredRow row) {
+        return new NewCommit("client-1", clientCommitId, "actor-1", 1_000L,
+                List.of(StoredChange.upsert("tasks", row.rowId(), row.serverVersion(), row.scopes(), row.payload())));
+    }
+}
