@@ -4,6 +4,7 @@ import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Resource;
 import jakarta.annotation.sql.DataSourceDefinition;
 import jakarta.ejb.ConcurrencyManagement;
+import jakarta.ejb.EJB;
 import jakarta.ejb.ConcurrencyManagementType;
 import jakarta.ejb.Singleton;
 import jakarta.ejb.Startup;
@@ -17,11 +18,15 @@ import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.config.ConfigProvider;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.SchemaCompiler;
 import syncular.jakarta.schema.SchemaException;
+import syncular.jakarta.host.Clock;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
 
 /**
  * Start-up, split the way operators need it: what only a redeploy can fix (a malformed or missing configuration
@@ -51,10 +56,16 @@ public class ServerLifecycle {
     static final String CHECK_DATABASE = "database";
     static final String CHECK_SCHEMA = "schema";
 
+    static final String CHECK_STORAGE = "storage";
+
     @Resource
     TimerService timers;
     @Inject
     Readiness readiness;
+    @Inject
+    SyncRuntime runtime;
+    @EJB
+    JtaTransactions transactions;
 
     private volatile SyncularConfig config;
     private volatile CompiledSchema schema;
@@ -77,6 +88,7 @@ public class ServerLifecycle {
         readiness.up(CHECK_SCHEMA, "schema version " + compiled.version() + ", " + compiled.tables().size()
                 + " table(s) from " + cfg.schema());
         readiness.down(CHECK_DATABASE, "not checked yet");
+        readiness.down(CHECK_STORAGE, "waiting for the database");
         if (cfg.conformanceHost()) {
             LOG.log(Level.WARNING, "Syncular is in CONFORMANCE-HOST mode (syncular.conformance-host=true): "
                     + "test authentication and the /__conformance control plane are enabled. Never in production.");
@@ -101,18 +113,41 @@ public class ServerLifecycle {
                 String product = c.getMetaData().getDatabaseProductName() + " "
                         + c.getMetaData().getDatabaseProductVersion();
                 readiness.up(CHECK_DATABASE, product);
-                LOG.log(Level.INFO, "Syncular database reachable ({0}); ready", product);
-                nextDelayMs = 500;
+                LOG.log(Level.INFO, "Syncular database reachable ({0})", product);
             }
+            startStorage(ds);
+            nextDelayMs = 500;
+        } catch (StorageException e) {
+            // The database answers but refuses this schema (newer stored version, layout mismatch, ...): only an
+            // operator or a peer's migration fixes that; keep reporting it and keep checking.
+            readiness.down(CHECK_STORAGE, e.code().code() + (e.details().isEmpty() ? "" : " " + e.details()));
+            LOG.log(Level.ERROR, "Syncular storage refused schema version {0}: {1} {2}", schema.version(),
+                    e.code().code(), e.details());
+            retryLater();
         } catch (SQLException | RuntimeException e) {
             String why = describe(e);
             readiness.down(CHECK_DATABASE, "unreachable: " + why);
-            long delay = nextDelayMs;
-            nextDelayMs = Math.min(delay * 2, config.readinessRetryMaxMs());
-            LOG.log(Level.WARNING, "Syncular database unreachable ({0}); readiness DOWN, retrying in {1} ms",
-                    why, delay);
-            timers.createSingleActionTimer(delay, new TimerConfig(null, false));
+            LOG.log(Level.WARNING, "Syncular database unreachable ({0}); readiness DOWN, retrying", why);
+            retryLater();
         }
+    }
+
+    private void retryLater() {
+        long delay = nextDelayMs;
+        nextDelayMs = Math.min(delay * 2, config.readinessRetryMaxMs());
+        timers.createSingleActionTimer(delay, new TimerConfig(null, false));
+    }
+
+    /** Installs or migrates the schema (memoized by storage), then opens the sync endpoint. */
+    private void startStorage(DataSource ds) {
+        if (runtime.parts().isPresent()) return;
+        readiness.down(CHECK_STORAGE, "installing schema version " + schema.version());
+        PostgresServerStorage storage = new PostgresServerStorage(ds, JtaTransactions.runner(transactions, ds),
+                Clock.SYSTEM::nowMs);
+        storage.ensureSchema(schema, List.of());
+        runtime.start(config, schema, storage, Clock.SYSTEM);
+        readiness.up(CHECK_STORAGE, "schema version " + schema.version() + " installed");
+        LOG.log(Level.INFO, "Syncular ready: schema version {0} installed", schema.version());
     }
 
     /** The innermost cause's class and message: "connection refused", "password authentication failed", … */

@@ -1,5 +1,8 @@
 package syncular.jakarta.web;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import org.eclipse.microprofile.config.Config;
@@ -17,10 +20,31 @@ import org.eclipse.microprofile.config.Config;
  * @param dbPassword      {@code syncular.db.password} (same; may be empty)
  * @param conformanceHost {@code syncular.conformance-host}: the test control plane, off by default
  * @param readinessRetryMaxMs {@code syncular.readiness.retry-max-ms}: the cap of the database retry backoff
+ * @param auth            {@code syncular.auth.*}: the built-in authentication
+ * @param limits          {@code syncular.limits.*}: request, response and protocol limits
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
-                             long readinessRetryMaxMs) {
+                             long readinessRetryMaxMs, Auth auth, Limits limits) {
+    /**
+     * Built-in authentication. {@code mode} empty: every request is 401 (a deployer's own Authenticator bean
+     * replaces this). {@code fixed}: one actor and partition, for development and benchmarks.
+     *
+     * @param allowedScopes {@code syncular.auth.fixed.allowed-scopes}: {@code *} (every variable, any value) or
+     *                      {@code var=v1|v2,other=*}
+     */
+    public record Auth(Optional<String> mode, String fixedActor, String fixedPartition,
+                       Map<String, List<String>> allowedScopes) { }
+
+    /**
+     * @param maxRequestBytes         {@code syncular.limits.max-request-bytes}, counted after gzip decoding
+     * @param maxResponseBytes        {@code syncular.limits.max-response-bytes}: the response byte budget
+     * @param maxOperationsPerRequest {@code syncular.limits.max-operations-per-request} (§6.1)
+     * @param inlineSegmentMaxBytes   {@code syncular.limits.inline-segment-max-bytes} (§5.7)
+     */
+    public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
+                         int inlineSegmentMaxBytes) { }
+
     /** The demo schema the WAR ships: the upstream quickstart's todo app. */
     public static final String DEMO_SCHEMA = "syncular/demo/syncular.ir.json";
     /** The JNDI name of the DataSource this WAR defines itself. */
@@ -50,7 +74,48 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long retryMax = parsed(config, "syncular.readiness.retry-max-ms", Long::parseLong, "a whole number of ms")
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
-        return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax);
+        return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
+                limits(config));
+    }
+
+    private static Auth auth(Config config) {
+        Optional<String> mode = text(config, "syncular.auth.mode");
+        if (mode.isPresent() && !mode.get().equals("fixed")) {
+            throw new ConfigException("syncular.auth.mode must be fixed (jwt is not available in this build)");
+        }
+        String actor = text(config, "syncular.auth.fixed.actor").orElse("dev-user");
+        String partition = text(config, "syncular.auth.fixed.partition").orElse("default");
+        Map<String, List<String>> allowed = new LinkedHashMap<>();
+        String raw = text(config, "syncular.auth.fixed.allowed-scopes").orElse("");
+        if (raw.equals("*")) {
+            allowed.put("*", List.of("*"));
+        } else if (!raw.isEmpty()) {
+            for (String entry : raw.split(",")) {
+                String[] kv = entry.split("=", 2);
+                if (kv.length != 2 || kv[0].isBlank() || kv[1].isBlank()) {
+                    throw new ConfigException("syncular.auth.fixed.allowed-scopes must be * or var=v1|v2,var2=*");
+                }
+                allowed.put(kv[0].trim(), List.of(kv[1].trim().split("\\|")));
+            }
+        }
+        return new Auth(mode, actor, partition, allowed);
+    }
+
+    private static Limits limits(Config config) {
+        long maxRequest = positive(config, "syncular.limits.max-request-bytes", 16L * 1024 * 1024);
+        long maxResponse = positive(config, "syncular.limits.max-response-bytes", 8L * 1024 * 1024);
+        long maxOps = positive(config, "syncular.limits.max-operations-per-request", 500);
+        long inline = positive(config, "syncular.limits.inline-segment-max-bytes", 256L * 1024);
+        if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE) {
+            throw new ConfigException("syncular.limits.* values must fit in 32 bits");
+        }
+        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline);
+    }
+
+    private static long positive(Config config, String key, long dflt) {
+        long v = parsed(config, key, Long::parseLong, "a whole number").orElse(dflt);
+        if (v < 1) throw new ConfigException(key + " must be at least 1");
+        return v;
     }
 
     /** The JNDI name the storage uses: the configured container pool, else the app-defined DataSource. */

@@ -83,6 +83,11 @@ public final class DevServer {
         props.put("syncular.db.url", jdbcUrl);
         props.put("syncular.db.user", "postgres");
         props.put("syncular.db.password", "postgres");
+        if (!Boolean.parseBoolean(System.getProperty("syncular.conformance-host", "false"))) {
+            // The embedded default: one development actor holding every scope, so unmodified clients sync at once.
+            props.put("syncular.auth.mode", "fixed");
+            props.put("syncular.auth.fixed.allowed-scopes", "*");
+        }
         for (String key : System.getProperties().stringPropertyNames()) {
             if (key.startsWith("syncular.") && !key.startsWith("syncular.run.") && !key.startsWith("syncular.dev.")
                     && !key.equals("syncular.data-dir") && !key.equals("syncular.port")) {

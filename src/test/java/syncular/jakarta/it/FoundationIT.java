@@ -65,6 +65,15 @@ class FoundationIT {
         assertEquals(0, countNotes(note));
     }
 
+    @Test
+    void withoutAnAuthenticationModeEverySyncRequestIs401() throws Exception {
+        It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
+        HttpResponse<String> r = It.postBody(base.toURI().resolve("sync"), "application/vnd.syncular.sync.v2", "x");
+        assertEquals(401, r.statusCode(), r.body());
+        assertTrue(r.body().contains("\"code\":\"sync.auth_required\""), r.body());
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+    }
+
     private static int countNotes(String note) throws Exception {
         try (Connection c = It.jdbc();
              PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM it_probe_notes WHERE note = ?")) {

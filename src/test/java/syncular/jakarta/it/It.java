@@ -98,6 +98,12 @@ public final class It {
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    public static HttpResponse<String> postBody(URI uri, String contentType, String body)
+            throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     /** Polls until the response satisfies {@code done}, failing with the last response after {@code timeout}. */
     public static HttpResponse<String> await(URI uri, Predicate<HttpResponse<String>> done, Duration timeout)
             throws IOException, InterruptedException {

@@ -1,0 +1,203 @@
+package syncular.jakarta.sync;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.ChangeOp;
+import syncular.jakarta.storage.CommitWindowQuery;
+import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.ScopeFilter;
+import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StoredChange;
+import syncular.jakarta.storage.StoredCommit;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.wire.CommitFrame;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.RowCodec;
+import syncular.jakarta.wire.RowsSegmentWriter;
+import syncular.jakarta.wire.SegmentInline;
+import syncular.jakarta.wire.SubEnd;
+import syncular.jakarta.wire.SubStart;
+import syncular.jakarta.wire.Subscription;
+
+/**
+ * One subscription's section of a pull response (SPEC §4, REF {@code subscriptionSection}): revoked → reset behind
+ * the horizon → bootstrap (token, never synced, or cursor beyond the log) → incremental. Bootstrap pages are SSG2
+ * rows segments at a pinned {@code asOfCommitSeq}, keyset-paged by row id in byte order; incremental windows never
+ * split a commit, count changes, and advance the cursor over quiet stretches.
+ *
+ * <p>The response byte budget is shared by all sections: once it is spent, a section stops at a page or commit
+ * boundary (the first page or commit of the response always goes) and its token or cursor carries the rest.
+ */
+public final class PullProcessor {
+    private final ServerStorage storage;
+    private final SegmentPublisher segments;
+
+    public PullProcessor(ServerStorage storage, SegmentPublisher segments) {
+        this.storage = storage;
+        this.segments = segments;
+    }
+
+    /** Publishes a rows segment for SEGMENT_REF delivery (§5.4), or is absent when none is configured. */
+    public interface SegmentPublisher {
+        ResponseFrame publish(SegmentRequest request, byte[] segmentBytes);
+    }
+
+    /** What a published segment describes (the §7.1 reuse key parts). */
+    public record SegmentRequest(String partition, String logEpoch, String table, int schemaVersion, String scopeDigest,
+                                 long asOfCommitSeq, long rowCount, String rowCursor, String nextRowCursor,
+                                 boolean signedUrl) { }
+
+    /** A planned subscription: the request frame, its table and its effective scopes (empty = revoked). */
+    public record Plan(Subscription subscription, TableSchema table, Optional<Map<String, List<String>>> effective) { }
+
+    /** Shared per-response state: the budget, the pin inputs, the partition. */
+    public static final class Budget {
+        private final long maxBytes;
+        private long used;
+        private boolean anythingSent;
+
+        public Budget(long maxBytes) { this.maxBytes = maxBytes; }
+
+        boolean allows(long more) { return !anythingSent || used + more <= maxBytes; }
+
+        void spend(long bytes) {
+            used += bytes;
+            anythingSent = true;
+        }
+
+        public long used() { return used; }
+    }
+
+    /** A section's frames and the cursor it records for the retention watermark (active sections only). */
+    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active) { }
+
+    public Section section(String partition, String logEpoch, CompiledSchema schema, PullLimits limits, Plan plan,
+                           long maxSeq, long horizonSeq, int inlineMaxBytes, Budget budget) {
+        Subscription sub = plan.subscription();
+        List<ResponseFrame> frames = new ArrayList<>();
+        if (plan.effective().isEmpty()) {
+            frames.add(SubStart.revoked(sub.id()));
+            frames.add(new SubEnd(sub.cursor(), null));
+            return new Section(frames, sub.cursor(), false);
+        }
+        Map<String, List<String>> effective = plan.effective().get();
+        Optional<BootstrapToken> token = BootstrapToken.parse(sub.bootstrapStateJson(), sub.table());
+        if (token.isEmpty() && sub.cursor() >= 0 && sub.cursor() < horizonSeq) {
+            frames.add(SubStart.reset(sub.id()));
+            frames.add(new SubEnd(sub.cursor(), null));
+            return new Section(frames, sub.cursor(), false);
+        }
+        boolean bootstrapping = token.isPresent() || sub.cursor() < 0 || sub.cursor() > maxSeq;
+        if (bootstrapping) {
+            // A pin below the horizon can no longer be completed consistently: restart with a fresh pin (§4.7).
+            Optional<BootstrapToken> resume = token.filter(t -> t.asOfCommitSeq() >= horizonSeq
+                    && t.asOfCommitSeq() <= maxSeq);
+            long asOf = resume.map(BootstrapToken::asOfCommitSeq).orElse(maxSeq);
+            String rowCursor = resume.map(BootstrapToken::rowCursor).orElse(null);
+            frames.add(SubStart.active(sub.id(), effective, true));
+            String next = bootstrapPages(partition, logEpoch, schema, limits, plan.table(), effective, asOf, rowCursor,
+                    inlineMaxBytes, budget, frames);
+            frames.add(new SubEnd(asOf, next == null ? null : BootstrapToken.of(asOf, sub.table(), next).toJson()));
+            return new Section(frames, asOf, true);
+        }
+
+        frames.add(SubStart.active(sub.id(), effective, false));
+        List<StoredCommit> commits = storage.readCommitWindow(partition, new CommitWindowQuery(sub.table(),
+                new ScopeFilter(effective), sub.cursor(), maxSeq, limits.limitCommits() + 1));
+        int delivered = 0;
+        int deliveredCommits = 0;
+        long lastDelivered = sub.cursor();
+        boolean budgetStop = false;
+        for (StoredCommit commit : commits) {
+            if (delivered > 0 && delivered + commit.changes().size() > limits.limitCommits()) break;
+            CommitFrame frame = commitFrame(sub.table(), commit);
+            long size = estimate(frame);
+            if (!budget.allows(size)) {
+                budgetStop = true;
+                break;
+            }
+            budget.spend(size);
+            frames.add(frame);
+            delivered += commit.changes().size();
+            deliveredCommits++;
+            lastDelivered = commit.commitSeq();
+            if (delivered >= limits.limitCommits()) break;
+        }
+        int returned = commits.stream().mapToInt(c -> c.changes().size()).sum();
+        boolean exhausted = !budgetStop && returned <= limits.limitCommits() && deliveredCommits == commits.size();
+        long nextCursor = exhausted ? Math.max(sub.cursor(), maxSeq) : Math.max(sub.cursor(), lastDelivered);
+        frames.add(new SubEnd(nextCursor, null));
+        return new Section(frames, nextCursor, true);
+    }
+
+    /** Emits up to maxSnapshotPages pages; returns the row cursor to resume from, or null when the table is done. */
+    private String bootstrapPages(String partition, String logEpoch, CompiledSchema schema, PullLimits limits,
+                                  TableSchema table, Map<String, List<String>> effective, long asOf, String rowCursor,
+                                  int inlineMaxBytes, Budget budget, List<ResponseFrame> frames) {
+        String cursor = rowCursor;
+        for (int page = 0; page < limits.maxSnapshotPages(); page++) {
+            List<StoredRow> scanned = storage.scanRows(partition, new RowScanQuery(table.name(),
+                    new ScopeFilter(effective), cursor, limits.limitSnapshotRows() + 1));
+            boolean hasMore = scanned.size() > limits.limitSnapshotRows();
+            List<StoredRow> rows = hasMore ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
+            byte[] bytes = encodeSegment(schema, table, rows);
+            if (!budget.allows(bytes.length)) return cursor; // the token carries the rest
+            String nextRowCursor = hasMore ? rows.get(rows.size() - 1).rowId() : null;
+            boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
+            boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
+            if (canInline && (bytes.length <= inlineMaxBytes || !canExternal)) {
+                frames.add(new SegmentInline(bytes));
+                budget.spend(bytes.length + 5L);
+            } else {
+                ResponseFrame ref = segments.publish(new SegmentRequest(partition, logEpoch, table.name(),
+                        schema.version(), syncular.jakarta.wire.CanonicalJson.scopeDigest(effective), asOf, rows.size(),
+                        cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), bytes);
+                frames.add(ref);
+                budget.spend(256);
+            }
+            if (!hasMore) return null;
+            cursor = nextRowCursor;
+        }
+        return cursor;
+    }
+
+    /**
+     * An SSG2 rows segment of one page. Rows are bounded by the stored snapshot, not the pin: a row changed after
+     * {@code asOf} is served at its newer version and the client's incremental pull from {@code asOf} replays the
+     * change idempotently (REF).
+     */
+    static byte[] encodeSegment(CompiledSchema schema, TableSchema table, List<StoredRow> rows) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(64 + rows.size() * 64);
+        RowsSegmentWriter w = new RowsSegmentWriter(out, table.name(), schema.version(), table.descriptors());
+        for (StoredRow r : rows) w.writeRow(r.serverVersion(), RowCodec.decodeLossless(table.descriptors(), r.payload()));
+        w.finish();
+        return out.toByteArray();
+    }
+
+    /** COMMIT frames are self-contained: only the subscription's table, at dictionary index 0 (REF). */
+    static CommitFrame commitFrame(String table, StoredCommit commit) {
+        List<CommitFrame.Change> changes = new ArrayList<>(commit.changes().size());
+        for (StoredChange c : commit.changes()) {
+            changes.add(c.op() == ChangeOp.UPSERT
+                    ? CommitFrame.Change.upsert(0, c.rowId(), c.rowVersion(), c.scopes(), c.payload())
+                    : CommitFrame.Change.delete(0, c.rowId(), c.scopes()));
+        }
+        return new CommitFrame(commit.commitSeq(), commit.createdAtMs(), commit.actorId(), List.of(table), changes);
+    }
+
+    /** A frame's encoded size, closely enough for the byte budget. */
+    private static long estimate(CommitFrame frame) {
+        long n = 64 + frame.actorId().length() + frame.tables().get(0).length();
+        for (CommitFrame.Change c : frame.changes()) {
+            n += 32 + c.rowId().length() + (c.row() == null ? 0 : c.row().length);
+            for (Map.Entry<String, String> s : c.scopes().entrySet()) n += 8 + s.getKey().length() + s.getValue().length();
+        }
+        return n;
+    }
+}

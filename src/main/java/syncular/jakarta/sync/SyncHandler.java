@@ -1,0 +1,244 @@
+package syncular.jakarta.sync;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Supplier;
+import syncular.jakarta.host.Clock;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.CheckpointDeclaration;
+import syncular.jakarta.storage.ClientRecord;
+import syncular.jakarta.storage.ClientSubscription;
+import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.ServeGate;
+import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.wire.ErrorCode;
+import syncular.jakarta.wire.ErrorFrame;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.RespHeader;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.Subscription;
+import syncular.jakarta.wire.WireVersion;
+
+/**
+ * The one handler behind {@code POST /sync} and socket rounds (SPEC §1.1, seeds/002 handler.js
+ * {@code createStreamCore}): ensureSchema → touch the partition registry → serve gate → request validation in the
+ * reference order → push → pull → client record, built whole; then the gate is re-read and the response refused if
+ * it changed (read-verify-refuse, RFC 0007). Request-level failures before RESP_HEADER throw {@link SyncException};
+ * after it they end the body with ERROR + END.
+ */
+public final class SyncHandler {
+    /** SPEC §1.5 / docs/REMOTE.md: client ids of server-side commands; never accepted from clients. */
+    static final String REMOTE_COMMAND_PREFIX = "[\"remote-command\",";
+
+    private final ServerStorage storage;
+    private final Supplier<CompiledSchema> schema;
+    private final Supplier<List<CheckpointDeclaration>> declarations;
+    private final ScopeResolver resolver;
+    private final Clock clock;
+    private final SyncSettings settings;
+    private final PushProcessor push;
+    private final PullProcessor pull;
+
+    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
+                       Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
+                       SyncSettings settings, PullProcessor.SegmentPublisher segments) {
+        this.storage = storage;
+        this.schema = schema;
+        this.declarations = declarations;
+        this.resolver = resolver;
+        this.clock = clock;
+        this.settings = settings;
+        this.push = new PushProcessor(storage, clock);
+        this.pull = new PullProcessor(storage, segments);
+    }
+
+    /** What a handled request produced: the response, and the commits it applied (for realtime fanout). */
+    public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs) { }
+
+    public Handled handle(Identity identity, RequestMessage request) {
+        CompiledSchema running = schema.get();
+        List<CheckpointDeclaration> declared = declarations.get();
+        String partition = identity.partition();
+        ensureSchema(running, declared, partition);
+        PartitionRegistryEntry registry = storage.touchPartition(partition, clock.nowMs(), UUID.randomUUID().toString());
+        ServeGate entryGate = storage.readServeGate(partition, running.version());
+        ServeGatePolicy.enforce(entryGate, running.version(), declared);
+
+        int wire = request.wireVersion();
+        ReqHeader header = request.header();
+        List<PushCommit> pushes = request.pushCommits();
+        Optional<PullHeader> pullHeader = request.pullHeader();
+        List<Subscription> subscriptions = request.subscriptions();
+
+        if (wire == WireVersion.V1 && registry.epochRequired()) {
+            throw new SyncException(ErrorCode.SYNC_CLIENT_WIRE_UNSUPPORTED,
+                    "this partition requires a client that validates log epochs (§2.1)");
+        }
+        boolean epochAware = WireVersion.hasLogEpoch(wire);
+        if (epochAware && header.logEpoch() == null && !pushes.isEmpty()) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST,
+                    "epoch acquisition requests must not carry push commits (§2.1)");
+        }
+        boolean epochReset = epochAware && !registry.logEpoch().equals(header.logEpoch());
+        List<ResponseFrame> frames = new ArrayList<>();
+        if (header.schemaVersion() != running.version()) {
+            // §2.4 / §7.4: no degraded encoding; the schema-floor response, nothing else.
+            frames.add(respHeader(wire, running.version(), running.version(), registry.logEpoch(), epochReset));
+            return verified(entryGate, partition, running, declared, wire, frames, List.of());
+        }
+        if (epochReset) {
+            frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), true));
+            return verified(entryGate, partition, running, declared, wire, frames, List.of());
+        }
+        validateRequest(identity, header, pushes, pullHeader, subscriptions, running);
+        Map<String, List<String>> allowed = resolveOnce(identity, running);
+        List<PullProcessor.Plan> plans = new ArrayList<>();
+        for (Subscription s : subscriptions) {
+            TableSchema table = running.table(s.table()).orElseThrow();
+            plans.add(new PullProcessor.Plan(s, table, Scopes.effective(s.scopes(), allowed)));
+        }
+
+        frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), false));
+        List<Long> applied = new ArrayList<>();
+        try {
+            PushProcessor.RequestScope scope = new PushProcessor.RequestScope(identity, header.clientId(), wire);
+            for (PushCommit commit : pushes) {
+                PushProcessor.Outcome outcome = push.apply(scope, running, allowed, commit, tx ->
+                        ServeGatePolicy.verifyUnchanged(entryGate, tx.readServeGate(running.version()),
+                                running.version(), declared));
+                frames.addAll(outcome.frames());
+                if (outcome.appliedCommitSeq() > 0) applied.add(outcome.appliedCommitSeq());
+            }
+            List<Long> cursors = new ArrayList<>();
+            if (pullHeader.isPresent()) {
+                PullLimits limits = PullLimits.clamp(pullHeader.get());
+                long maxSeq = storage.getMaxCommitSeq(partition);
+                long horizon = storage.getHorizonSeq(partition);
+                PullProcessor.Budget budget = new PullProcessor.Budget(settings.maxResponseBytes());
+                for (PullProcessor.Plan plan : plans) {
+                    PullProcessor.Section section = pull.section(partition, registry.logEpoch(), running, limits, plan,
+                            maxSeq, horizon, settings.inlineSegmentMaxBytes(), budget);
+                    frames.addAll(section.frames());
+                    if (section.active()) cursors.add(section.nextCursor());
+                }
+            }
+            recordClient(identity, header.clientId(), wire, pullHeader.isPresent(), subscriptions, cursors);
+        } catch (SyncException e) {
+            // §1.6: in-band ERROR, then END, nothing else.
+            frames.add(ErrorFrame.of(e.code(), e.getMessage(), e.detailsJson()));
+            if (e.code() == ErrorCode.SYNC_SCHEMA_NOT_READY) throw e; // the gate refuses the whole response
+        }
+        return verified(entryGate, partition, running, declared, wire, frames, applied);
+    }
+
+    /** Read-verify-refuse: the gate is re-read after the whole body is built (seeds/002 handler.js). */
+    private Handled verified(ServeGate entryGate, String partition, CompiledSchema running,
+                             List<CheckpointDeclaration> declared, int wire, List<ResponseFrame> frames,
+                             List<Long> applied) {
+        ServeGatePolicy.verifyUnchanged(entryGate, storage.readServeGate(partition, running.version()),
+                running.version(), declared);
+        return new Handled(new ResponseMessage(wire, frames), applied);
+    }
+
+    private void ensureSchema(CompiledSchema running, List<CheckpointDeclaration> declared, String partition) {
+        try {
+            storage.ensureSchema(running, declared);
+        } catch (StorageException e) {
+            if (e.code() == StorageErrorCode.CHECKPOINT_INCOMPLETE) {
+                // seeds/002: map through the gate; if the gate would serve, the raw error stands.
+                ServeGatePolicy.enforce(storage.readServeGate(partition, running.version()), running.version(), declared);
+            } else if (e.code() == StorageErrorCode.STORED_SCHEMA_NEWER) {
+                ServeGatePolicy.enforce(storage.readServeGate(partition, running.version()), running.version(), declared);
+            }
+            throw e;
+        }
+    }
+
+    /** SPEC-DIGEST §3.6 order, after the epoch and floor checks. */
+    private void validateRequest(Identity identity, ReqHeader header, List<PushCommit> pushes,
+                                 Optional<PullHeader> pullHeader, List<Subscription> subscriptions,
+                                 CompiledSchema running) {
+        if (header.clientId().startsWith(REMOTE_COMMAND_PREFIX)) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
+                    "clientId uses a reserved server-command namespace (§1.5)");
+        }
+        Optional<ClientRecord> record = storage.getClientRecord(identity.partition(), header.clientId());
+        if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
+                    "clientId is bound to a different actor in this partition (§1.5)");
+        }
+        long operations = pushes.stream().mapToLong(p -> p.operations().size()).sum();
+        if (operations > settings.maxOperationsPerRequest()) {
+            throw new SyncException(ErrorCode.SYNC_TOO_MANY_OPERATIONS, "the request carries " + operations
+                    + " operations (cap " + settings.maxOperationsPerRequest() + ", §6.1)");
+        }
+        if (pullHeader.isPresent()
+                && !pullHeader.get().accepts(PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS)) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST,
+                    "accept must include rows-segment support (bits 0 and 1, §4.2)");
+        }
+        Set<String> ids = new HashSet<>();
+        for (Subscription s : subscriptions) {
+            if (!ids.add(s.id())) {
+                throw new SyncException(ErrorCode.SYNC_INVALID_SUBSCRIPTION, "duplicate subscription id (§4.1)");
+            }
+            TableSchema table = running.table(s.table()).orElseThrow(() -> new SyncException(
+                    ErrorCode.SYNC_UNKNOWN_TABLE, "a subscription names a table this server does not have (§4.3)"));
+            for (Map.Entry<String, List<String>> e : s.scopes().entrySet()) {
+                if (table.scopeForVariable(e.getKey()).isEmpty()) {
+                    throw new SyncException(ErrorCode.SYNC_INVALID_SUBSCRIPTION,
+                            "a requested scope key is not declared by the subscription's table (§3.2)");
+                }
+                if (e.getValue().contains(Scopes.ANY)) {
+                    throw new SyncException(ErrorCode.SYNC_INVALID_SUBSCRIPTION,
+                            "the scope value '*' is reserved for allowed scopes (§3.2)");
+                }
+            }
+        }
+    }
+
+    /** §3.2: one resolver call per request; a throw fails closed (null = revoke reads, forbid writes). */
+    private Map<String, List<String>> resolveOnce(Identity identity, CompiledSchema running) {
+        Map<String, List<String>> allowed;
+        try {
+            allowed = resolver.resolveScopes(identity);
+        } catch (RuntimeException e) {
+            return null;
+        }
+        if (allowed == null) return null;
+        Scopes.checkResolvedKeys(allowed, running);
+        return allowed;
+    }
+
+    /** §4.5/§8.1: the cursor watermark, the subscription list and the wire version per (partition, clientId). */
+    private void recordClient(Identity identity, String clientId, int wire, boolean pulled,
+                              List<Subscription> subscriptions, List<Long> cursors) {
+        Optional<ClientRecord> previous = storage.getClientRecord(identity.partition(), clientId);
+        List<ClientSubscription> subs = pulled
+                ? subscriptions.stream().map(s -> new ClientSubscription(s.id(), s.table(), s.scopes())).toList()
+                : previous.map(ClientRecord::subscriptions).orElse(List.of());
+        long cursor = !cursors.isEmpty() ? cursors.stream().mapToLong(Long::longValue).min().getAsLong()
+                : previous.map(ClientRecord::cursor).orElse(-1L);
+        storage.putClientRecord(identity.partition(),
+                new ClientRecord(clientId, identity.actorId(), wire, cursor, clock.nowMs(), subs));
+    }
+
+    private static RespHeader respHeader(int wire, Integer required, int latest, String logEpoch, boolean reset) {
+        return WireVersion.hasLogEpoch(wire) ? RespHeader.v2(required, latest, logEpoch, reset)
+                : RespHeader.v1(required, latest);
+    }
+}

@@ -1,0 +1,165 @@
+package syncular.jakarta.it;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.GZIPOutputStream;
+import syncular.jakarta.wire.ColumnDescriptor;
+import syncular.jakarta.wire.CommitFrame;
+import syncular.jakarta.wire.Op;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestEncoder;
+import syncular.jakarta.wire.RequestFrame;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseDecoder;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.RowCodec;
+import syncular.jakarta.wire.RowsSegment;
+import syncular.jakarta.wire.RowsSegmentDecoder;
+import syncular.jakarta.wire.SegmentInline;
+import syncular.jakarta.wire.SubEnd;
+import syncular.jakarta.wire.Subscription;
+import syncular.jakarta.wire.TypeTag;
+
+/**
+ * A minimal Syncular client over real HTTP, built on our codec: a replica of the demo {@code todos} table (rows and
+ * versions), one subscription, push and pull rounds. Enough to check convergence against the server.
+ */
+final class SyncTestClient {
+    static final List<ColumnDescriptor> TODOS = List.of(
+            new ColumnDescriptor("id", TypeTag.STRING, false),
+            new ColumnDescriptor("list_id", TypeTag.STRING, false),
+            new ColumnDescriptor("title", TypeTag.STRING, false),
+            new ColumnDescriptor("done", TypeTag.BOOLEAN, false),
+            new ColumnDescriptor("position", TypeTag.INTEGER, false),
+            new ColumnDescriptor("updated_at_ms", TypeTag.INTEGER, false));
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+    final String clientId;
+    final URI sync;
+    final String list;
+    long cursor = -1;
+    String bootstrapState;
+    /** rowId → (version, title) */
+    final Map<String, Object[]> replica = new TreeMap<>();
+    private int commitCounter;
+
+    SyncTestClient(URI base, String clientId, String list) {
+        this.sync = base.resolve("sync");
+        this.clientId = clientId;
+        this.list = list;
+    }
+
+    static byte[] todo(String id, String list, String title, boolean done, long position) {
+        return RowCodec.encode(TODOS, new Object[] {id, list, title, done, position, 1_700_000_000_000L});
+    }
+
+    PushCommit upsert(String id, String title, Long baseVersion) {
+        return new PushCommit(clientId + "-c" + (++commitCounter),
+                List.of(PushCommit.Operation.upsert("todos", id, baseVersion, todo(id, list, title, false, 1))));
+    }
+
+    Subscription subscription() {
+        return new Subscription("todos-" + list, "todos", Map.of("list_id", List.of(list)), null, cursor, bootstrapState);
+    }
+
+    /** One round: the given pushes and a pull of the subscription; applies what comes back. */
+    ResponseMessage round(List<PushCommit> pushes) throws IOException, InterruptedException {
+        List<RequestFrame> frames = new ArrayList<>();
+        frames.add(new ReqHeader(clientId, 1));
+        frames.addAll(pushes);
+        frames.add(new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS));
+        frames.add(subscription());
+        ResponseMessage response = send(new RequestMessage(1, frames));
+        apply(response);
+        return response;
+    }
+
+    ResponseMessage send(RequestMessage request) throws IOException, InterruptedException {
+        HttpResponse<byte[]> r = post(RequestEncoder.encode(request), true);
+        if (r.statusCode() != 200) {
+            throw new AssertionError("HTTP " + r.statusCode() + ": " + new String(r.body()));
+        }
+        return ResponseDecoder.decode(r.body());
+    }
+
+    HttpResponse<byte[]> post(byte[] body, boolean gzip) throws IOException, InterruptedException {
+        byte[] sent = body;
+        HttpRequest.Builder b = HttpRequest.newBuilder(sync).timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/vnd.syncular.sync.v2");
+        if (gzip) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try (GZIPOutputStream gz = new GZIPOutputStream(out)) {
+                gz.write(body);
+            }
+            sent = out.toByteArray();
+            b.header("Content-Encoding", "gzip").header("Accept-Encoding", "gzip");
+        }
+        HttpResponse<byte[]> r = HTTP.send(b.POST(HttpRequest.BodyPublishers.ofByteArray(sent)).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        if (r.headers().firstValue("Content-Encoding").orElse("").equals("gzip")) {
+            byte[] plain;
+            try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(r.body()))) {
+                plain = in.readAllBytes();
+            }
+            byte[] finalPlain = plain;
+            return new HttpResponse<>() {
+                public int statusCode() { return r.statusCode(); }
+                public HttpRequest request() { return r.request(); }
+                public java.util.Optional<HttpResponse<byte[]>> previousResponse() { return r.previousResponse(); }
+                public java.net.http.HttpHeaders headers() { return r.headers(); }
+                public byte[] body() { return finalPlain; }
+                public java.util.Optional<javax.net.ssl.SSLSession> sslSession() { return r.sslSession(); }
+                public URI uri() { return r.uri(); }
+                public HttpClient.Version version() { return r.version(); }
+            };
+        }
+        return r;
+    }
+
+    /** Applies segments and commits to the replica, then the cursor and token at SUB_END (§1.4). */
+    void apply(ResponseMessage response) {
+        for (ResponseFrame f : response.frames()) {
+            if (f instanceof SegmentInline s) {
+                RowsSegment seg = RowsSegmentDecoder.decode(s.payload());
+                for (List<RowsSegment.Row> block : seg.blocks()) {
+                    for (RowsSegment.Row row : block) {
+                        replica.put((String) row.values()[0], new Object[] {row.serverVersion(), row.values()[2]});
+                    }
+                }
+            } else if (f instanceof CommitFrame c) {
+                for (CommitFrame.Change ch : c.changes()) {
+                    if (ch.op() == Op.DELETE) {
+                        replica.remove(ch.rowId());
+                    } else {
+                        Object[] values = RowCodec.decode(TODOS, ch.row());
+                        replica.put(ch.rowId(), new Object[] {ch.rowVersion(), values[2]});
+                    }
+                }
+            } else if (f instanceof SubEnd e) {
+                cursor = e.nextCursor();
+                bootstrapState = e.bootstrapStateJson();
+            }
+        }
+    }
+
+    /** The replica as "rowId@version:title" lines, for comparison. */
+    List<String> snapshot() {
+        List<String> out = new ArrayList<>();
+        replica.forEach((id, v) -> out.add(id + "@" + v[0] + ":" + v[1]));
+        return out;
+    }
+}
