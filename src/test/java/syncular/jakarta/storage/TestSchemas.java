@@ -23,6 +23,17 @@ public final class TestSchemas {
                   "scopes": [{"pattern": "project:{project_id}"}]}]}""".formatted(version));
     }
 
+    /**
+     * A {@code tasks} table with the given columns JSON (scope {@code project:{project_id}}, key {@code key}), plus
+     * optional extra tables JSON appended to the table list.
+     */
+    public static CompiledSchema tasksWith(int version, String key, String columnsJson, String extraTables) {
+        return SchemaCompiler.compile("{\"version\": " + version + ", \"tables\": [{\"name\": \"tasks\", "
+                + "\"primaryKey\": \"" + key + "\", \"columns\": [" + columnsJson + "], "
+                + "\"scopes\": [{\"pattern\": \"project:{project_id}\"}]}"
+                + (extraTables.isEmpty() ? "" : ", " + extraTables) + "]}");
+    }
+
     /** Every column type once, with two scope variables. */
     public static CompiledSchema allTypes(int version) {
         return SchemaCompiler.compile("""

@@ -140,11 +140,15 @@ final class CommitLogSql {
     /**
      * seeds/003 {@code hasSourceChangesAboveOn} in ONE statement, so the horizon and the scan share a snapshot: a
      * prune deletes the log and raises the horizon in one transaction, so this sees both or neither.
-     * Params: partition, partition, tables[], seq.
+     * The probe is a {@code min(commit_seq)} rather than an EXISTS: the min/max rewrite walks the primary key from
+     * {@code seq} upwards and stops at the first source change, where a generic plan for EXISTS estimated a third
+     * of the log and chose a sequential scan ({@code PostgresExplainTest}). Params: partition, partition, tables[],
+     * seq.
      */
     static final String SOURCE_CHANGES_ABOVE = """
             SELECT COALESCE((SELECT horizon_seq FROM sync_partitions WHERE partition = ?), 0),
-                   EXISTS (SELECT 1 FROM sync_changes WHERE partition = ? AND tbl = ANY(?::text[]) AND commit_seq > ?)""";
+                   (SELECT min(commit_seq) FROM sync_changes
+                     WHERE partition = ? AND tbl = ANY(?::text[]) AND commit_seq > ?) IS NOT NULL""";
 
     static final String SOURCE_COVERAGE_SEQ =
             "SELECT COALESCE(max(commit_seq), 0) FROM sync_changes WHERE partition = ? AND tbl = ANY(?::text[])";

@@ -95,6 +95,9 @@ public final class PostgresServerStorage implements ServerStorage {
     @Override
     public int writerVersion() { return installed.version; }
 
+    /** Schema migrations this instance committed (0 when another node did the work). */
+    int migrationsApplied() { return installer.migrationsApplied(); }
+
     RowTable table(String name) {
         RowTable t = installed.tables.get(name);
         if (t == null) throw PostgresTransaction.unknownTable(name);

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import syncular.jakarta.schema.ColumnSchema;
@@ -59,12 +60,16 @@ final class SchemaInstaller {
     private final DataSource dataSource;
     private final TransactionRunner runner;
     private final LongSupplier clock;
+    /** Migrations this instance committed (tests: two racing nodes migrate once between them). */
+    private final AtomicInteger migrationsApplied = new AtomicInteger();
 
     SchemaInstaller(DataSource dataSource, TransactionRunner runner, LongSupplier clock) {
         this.dataSource = dataSource;
         this.runner = runner;
         this.clock = clock;
     }
+
+    int migrationsApplied() { return migrationsApplied.get(); }
 
     // ------------------------------------------------------------ base DDL
 
@@ -137,6 +142,7 @@ final class SchemaInstaller {
             return;
         }
         boolean migratedHere = runner.inNewTransaction(c -> migrate(c, schema, declarations));
+        if (migratedHere) migrationsApplied.incrementAndGet();
         if (!migratedHere) {
             // another node migrated to this version while we waited on the table lock: verify what it left
             assertNoUndeclaredCheckpoints(schema.version(), declarations);

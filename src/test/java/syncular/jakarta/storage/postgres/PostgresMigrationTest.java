@@ -1,0 +1,340 @@
+package syncular.jakarta.storage.postgres;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.CheckpointDeclaration;
+import syncular.jakarta.storage.NewCommit;
+import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.ScopeFilter;
+import syncular.jakarta.storage.Seed;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageTransaction;
+import syncular.jakarta.storage.StoredChange;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.wire.RowCodec;
+
+/**
+ * ensureSchema across versions (seeds/003): append-only bumps under {@code LOCK TABLE sync_partitions IN EXCLUSIVE
+ * MODE}, payload re-encode, refusals that leave the database untouched, same-version layout checks. Each test owns a
+ * database, because schema state is what it tests.
+ */
+class PostgresMigrationTest {
+    private static final String ID = "{\"name\": \"id\", \"type\": \"string\", \"nullable\": false}";
+    private static final String PROJECT = "{\"name\": \"project_id\", \"type\": \"string\", \"nullable\": false}";
+    private static final String TITLE = "{\"name\": \"title\", \"type\": \"string\", \"nullable\": false}";
+    private static final String DONE = "{\"name\": \"done\", \"type\": \"boolean\", \"nullable\": false}";
+    private static final String V1_COLUMNS = ID + ", " + PROJECT + ", " + TITLE + ", " + DONE;
+    private static final CompiledSchema V1 = TestSchemas.tasks(1);
+    private static final CompiledSchema V2 = TestSchemas.tasksWith(2, "id", V1_COLUMNS
+            + ", {\"name\": \"note\", \"type\": \"string\", \"nullable\": true}"
+            + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}", "");
+
+    private static PostgresServerStorage node(EmbeddedPostgresSupport.Pool db) {
+        return new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 77L);
+    }
+
+    private static void seedRows(PostgresServerStorage s, String p, int n) {
+        s.inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            List<StoredChange> changes = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                StoredRow r = TestSchemas.taskRow(V1, String.format("r%05d", i), "p" + (i % 3), 1);
+                tx.upsertRow("tasks", r, i);
+                changes.add(StoredChange.upsert("tasks", r.rowId(), 1, r.scopes(), r.payload()));
+            }
+            return tx.appendCommit(new NewCommit("c", "seed-" + p, "a", 0, changes));
+        });
+    }
+
+    private static Object scalar(EmbeddedPostgresSupport.Pool db, String sql) throws SQLException {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getObject(1) : null;
+        }
+    }
+
+    @Test @Seed("003 ensureSchema: an appended column re-encodes every stored payload")
+    void anAppendedColumnReencodesEveryStoredPayloadInEveryPartition() throws SQLException {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage v1 = node(db);
+            v1.ensureSchema(V1, List.of());
+            seedRows(v1, "pa", 1_100);   // more than one rewrite batch
+            seedRows(v1, "pb", 7);
+            Map<String, byte[]> before = new java.util.HashMap<>();
+            for (StoredRow r : v1.scanRows("pb", new RowScanQuery("tasks", ScopeFilter.of("project_id", "p0", "p1",
+                    "p2"), null, 100))) {
+                before.put(r.rowId(), r.payload());
+            }
+            PostgresServerStorage v2 = node(db);
+            v2.ensureSchema(V2, List.of());
+            assertEquals(1, v2.migrationsApplied());
+            assertEquals(2L, scalar(db, "SELECT schema_version FROM sync_schema_meta"));
+            var descriptors = V2.table("tasks").orElseThrow().descriptors();
+            var old = V1.table("tasks").orElseThrow().descriptors();
+            int checked = 0;
+            try (Connection c = db.getConnection(); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT _sync_row_id, _sync_payload, note, rank FROM tasks")) {
+                while (rs.next()) {
+                    Object[] values = RowCodec.decode(descriptors, rs.getBytes(2));   // strict: would throw on v1 bytes
+                    assertEquals(rs.getString(1), values[0]);
+                    assertNull(values[4]);
+                    assertNull(values[5]);
+                    assertNull(rs.getString(3));
+                    checked++;
+                }
+            }
+            assertEquals(1_107, checked);
+            for (Map.Entry<String, byte[]> e : before.entrySet()) {
+                Object[] was = RowCodec.decode(old, e.getValue());
+                Object[] now = RowCodec.decode(descriptors, v2.getRow("pb", "tasks", e.getKey()).orElseThrow()
+                        .payload());
+                assertArrayEquals(was, java.util.Arrays.copyOf(now, 4), "the old values survive the re-encode");
+            }
+            node(db).ensureSchema(V2, List.of());   // a restart at the same version: checks pass, nothing migrates
+        }
+    }
+
+    @Test @Seed("003 ensureSchema: refused changes")
+    void nonAppendOnlyChangesAreRefusedAndLeaveTheDatabaseUntouched() throws SQLException {
+        String newTable = "{\"name\": \"extra\", \"primaryKey\": \"id\", \"columns\": [" + ID + ", " + PROJECT
+                + "], \"scopes\": [{\"pattern\": \"project:{project_id}\"}]}";
+        Map<String, CompiledSchema> refused = new java.util.LinkedHashMap<>();
+        refused.put("column reordered", TestSchemas.tasksWith(2, "id", ID + ", " + TITLE + ", " + PROJECT + ", " + DONE,
+                newTable));
+        refused.put("column removed", TestSchemas.tasksWith(2, "id", ID + ", " + PROJECT + ", " + TITLE, newTable));
+        refused.put("column retyped", TestSchemas.tasksWith(2, "id", ID + ", " + PROJECT + ", " + TITLE
+                + ", {\"name\": \"done\", \"type\": \"integer\", \"nullable\": false}", newTable));
+        refused.put("column re-nulled", TestSchemas.tasksWith(2, "id", ID + ", " + PROJECT
+                + ", {\"name\": \"title\", \"type\": \"string\", \"nullable\": true}, " + DONE, newTable));
+        refused.put("primary key changed", TestSchemas.tasksWith(2, "title", V1_COLUMNS, newTable));
+        refused.put("appended NOT NULL", TestSchemas.tasksWith(2, "id", V1_COLUMNS
+                + ", {\"name\": \"note\", \"type\": \"string\", \"nullable\": false}", newTable));
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage v1 = node(db);
+            v1.ensureSchema(V1, List.of());
+            seedRows(v1, "p", 3);
+            String layoutsBefore = (String) scalar(db, "SELECT layouts FROM sync_schema_meta");
+            Object payloadsBefore = scalar(db, "SELECT string_agg(encode(_sync_payload, 'hex'), ',' ORDER BY "
+                    + "_sync_row_id) FROM tasks");
+            for (Map.Entry<String, CompiledSchema> e : refused.entrySet()) {
+                PostgresServerStorage v2 = node(db);
+                StorageException ex = assertThrows(StorageException.class, () -> v2.ensureSchema(e.getValue(),
+                        List.of(new CheckpointDeclaration("p", "cp", 2))), e.getKey());
+                assertEquals(StorageErrorCode.MIGRATION_REFUSED, ex.code(), e.getKey());
+                assertEquals("tasks", ex.details().get("table"), e.getKey());
+                assertTrue(ex.details().containsKey("column"), e.getKey());
+                assertFalse(ex.getMessage().contains("tasks"), "no identifiers in the message");
+                assertEquals(0, v2.writerVersion());
+                assertEquals(1L, scalar(db, "SELECT schema_version FROM sync_schema_meta"), e.getKey());
+                assertEquals(layoutsBefore, scalar(db, "SELECT layouts FROM sync_schema_meta"));
+                assertNull(scalar(db, "SELECT to_regclass('extra')"), "the new table was not created");
+                assertEquals(0L, scalar(db, "SELECT count(*) FROM sync_backfill_checkpoints"), "nothing installed");
+                assertEquals(0L, scalar(db, "SELECT count(*) FROM sync_writer_fence"));
+                assertEquals(payloadsBefore, scalar(db, "SELECT string_agg(encode(_sync_payload, 'hex'), ',' "
+                        + "ORDER BY _sync_row_id) FROM tasks"));
+            }
+        }
+    }
+
+    @Test @Seed("003 ensureSchema: a newer database is refused")
+    void anOlderBuildRefusesANewerDatabase() {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            node(db).ensureSchema(V2, List.of());
+            StorageException e = assertThrows(StorageException.class, () -> node(db).ensureSchema(V1, List.of()));
+            assertEquals(StorageErrorCode.STORED_SCHEMA_NEWER, e.code());
+            assertEquals("2", e.details().get("storedSchemaVersion"));
+        }
+    }
+
+    @Test @Seed("003 assertStoredLayouts: version equality is not layout equality")
+    void aSameVersionBuildWithADifferentLayoutIsRefused() {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            node(db).ensureSchema(V1, List.of());
+            CompiledSchema otherV1 = TestSchemas.tasksWith(1, "id", ID + ", " + PROJECT
+                    + ", {\"name\": \"title\", \"type\": \"string\", \"nullable\": true}, " + DONE, "");
+            StorageException e = assertThrows(StorageException.class, () -> node(db).ensureSchema(otherV1, List.of()));
+            assertEquals(StorageErrorCode.STORED_LAYOUT_MISMATCH, e.code());
+            assertEquals(Map.of("table", "tasks", "column", "title", "reason", "column differs"), e.details());
+            StorageException key = assertThrows(StorageException.class, () -> node(db).ensureSchema(
+                    TestSchemas.tasksWith(1, "title", V1_COLUMNS, ""), List.of()));
+            assertEquals(StorageErrorCode.STORED_LAYOUT_MISMATCH, key.code());
+            assertEquals("primary key differs", key.details().get("reason"));
+        }
+    }
+
+    @Test @Seed("003 assertPhysicalColumns: types, NOT NULL, primary key")
+    void aSameVersionDatabaseWhosePhysicalTableDriftedIsRefused() throws SQLException {
+        Map<String, String> drifts = new java.util.LinkedHashMap<>();
+        drifts.put("ALTER TABLE tasks ALTER COLUMN title DROP NOT NULL", "NOT NULL differs");
+        drifts.put("ALTER TABLE tasks ALTER COLUMN done TYPE text", "type differs");
+        drifts.put("ALTER TABLE tasks DROP COLUMN _sync_column_versions", "column missing");
+        drifts.put("ALTER TABLE tasks DROP CONSTRAINT tasks_pkey", "primary key differs");
+        drifts.put("ALTER TABLE tasks ADD COLUMN surprise text NOT NULL DEFAULT 'x'; "
+                + "ALTER TABLE tasks ALTER COLUMN surprise DROP DEFAULT", "unexpected NOT NULL column");
+        drifts.put("ALTER TABLE tasks ALTER COLUMN _sync_row_id TYPE text COLLATE \"POSIX\"", "collation differs");
+        for (Map.Entry<String, String> d : drifts.entrySet()) {
+            try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+                node(db).ensureSchema(V1, List.of());
+                try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+                    s.execute(d.getKey());
+                }
+                StorageException e = assertThrows(StorageException.class, () -> node(db).ensureSchema(V1, List.of()),
+                        d.getKey());
+                assertEquals(StorageErrorCode.PHYSICAL_LAYOUT_MISMATCH, e.code(), d.getKey());
+                assertEquals(d.getValue(), e.details().get("reason"), d.getKey());
+                assertEquals("tasks", e.details().get("table"));
+            }
+        }
+    }
+
+    @Test @Seed("relational-rows.ts retiredTableNames")
+    void aTableLeftOutOfTheNewSchemaIsRetired() throws SQLException {
+        String extra = "{\"name\": \"extra\", \"primaryKey\": \"id\", \"columns\": [" + ID + ", " + PROJECT
+                + "], \"scopes\": [{\"pattern\": \"project:{project_id}\"}]}";
+        CompiledSchema withExtra = TestSchemas.tasksWith(1, "id", V1_COLUMNS, extra);
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage v1 = node(db);
+            v1.ensureSchema(withExtra, List.of());
+            var desc = withExtra.table("extra").orElseThrow().descriptors();
+            v1.inTransaction("p", tx -> {
+                tx.upsertRow("extra", new StoredRow("x1", 1, Map.of("project_id", "p1"),
+                        RowCodec.encode(desc, new Object[] {"x1", "p1"})), 0);
+                return null;
+            });
+            node(db).ensureSchema(TestSchemas.tasksWith(2, "id", V1_COLUMNS, ""), List.of());
+            assertNull(scalar(db, "SELECT to_regclass('extra')"));
+            assertEquals(0L, scalar(db, "SELECT count(*) FROM sync_row_scopes WHERE tbl = 'extra'"));
+        }
+    }
+
+    @Test @Timeout(60) @Seed("003: concurrent start-ups serialize on the table lock and migrate once")
+    void twoNodesEnsuringTheSameSchemaAtOnceBothSucceedAndMigrateOnce() throws Exception {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage v1 = node(db);
+            v1.ensureSchema(V1, List.of());
+            seedRows(v1, "p", 50);
+            for (CompiledSchema target : List.of(V2, TestSchemas.tasksWith(3, "id", V1_COLUMNS
+                    + ", {\"name\": \"note\", \"type\": \"string\", \"nullable\": true}"
+                    + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}"
+                    + ", {\"name\": \"tag\", \"type\": \"string\", \"nullable\": true}", ""))) {
+                PostgresServerStorage a = node(db);
+                PostgresServerStorage b = node(db);
+                CountDownLatch start = new CountDownLatch(1);
+                ExecutorService pool = Executors.newFixedThreadPool(2);
+                List<Future<?>> runs = new ArrayList<>();
+                for (PostgresServerStorage s : List.of(a, b)) {
+                    runs.add(pool.submit(() -> {
+                        start.await();
+                        s.ensureSchema(target, List.of());
+                        return null;
+                    }));
+                }
+                start.countDown();
+                for (Future<?> f : runs) f.get(30, SECONDS);
+                pool.shutdown();
+                assertEquals(1, a.migrationsApplied() + b.migrationsApplied());
+                assertEquals(target.version(), a.writerVersion());
+                assertEquals(target.version(), b.writerVersion());
+                var descriptors = target.table("tasks").orElseThrow().descriptors();
+                RowCodec.decode(descriptors, a.getRow("p", "tasks", "r00007").orElseThrow().payload());
+            }
+        }
+    }
+
+    @Test @Timeout(60) @Seed("003 RFC 0007 migration barrier: LOCK TABLE sync_partitions IN EXCLUSIVE MODE first")
+    void theMigrationLockBlocksWritersAtTheirFirstStatementAndItsFenceRejectsOldOnes() throws Exception {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage old = node(db);
+            old.ensureSchema(V1, List.of());
+            String p = "fenced";
+            ExecutorService pool = Executors.newFixedThreadPool(3);
+            try (Connection inside = db.rawConnection(); Connection late = db.rawConnection()) {
+                // writer 1 is already inside: it holds its partition lock when the migration starts
+                inside.setAutoCommit(false);
+                StorageTransaction w1 = old.begin(inside, p);
+                w1.lockPartitionForPush();
+
+                PostgresServerStorage fresh = node(db);
+                CompletableFuture<Void> migration = CompletableFuture.runAsync(() -> fresh.ensureSchema(V2,
+                        List.of(new CheckpointDeclaration(p, "note-backfill", 2))), pool);
+                LockWaits.awaitLockWaiters(db, 1, 10_000);   // the migration waits for writer 1
+                assertEquals(SchemaInstaller.LOCK_FOR_MIGRATION, scalar(db, "SELECT a.query FROM pg_locks l "
+                        + "JOIN pg_stat_activity a USING (pid) WHERE NOT l.granted AND l.mode = 'ExclusiveLock' "
+                        + "AND l.relation = 'sync_partitions'::regclass"), "the migration waits at its LOCK TABLE");
+                assertEquals(0L, scalar(db, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+                        + "WHERE a.query = '" + SchemaInstaller.LOCK_FOR_MIGRATION + "' AND l.granted AND "
+                        + "l.locktype = 'relation' AND l.relation <> 'sync_partitions'::regclass AND l.relation IN "
+                        + "(SELECT oid FROM pg_class WHERE relname LIKE 'sync_%' OR relname = 'tasks')"),
+                        "and holds no lock on any storage table before it (acyclic lock order)");
+
+                // writer 2 (old build) arrives now: it blocks at its FIRST statement behind the queued migration
+                late.setAutoCommit(false);
+                CompletableFuture<Long> w2 = CompletableFuture.supplyAsync(() -> {
+                    StorageTransaction tx = old.begin(late, p);
+                    tx.lockPartitionForPush();
+                    StoredRow r = TestSchemas.taskRow(V1, "late", "p1", 1);
+                    tx.upsertRow("tasks", r, 0);
+                    return tx.appendCommit(TestSchemas.upsertCommit("late", r));
+                }, pool);
+                LockWaits.awaitLockWaiters(db, 2, 10_000);
+                assertEquals(1L, scalar(db, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+                        + "WHERE NOT l.granted AND l.relation = 'sync_partitions'::regclass AND l.mode = "
+                        + "'RowExclusiveLock' AND a.query LIKE 'INSERT INTO sync_partitions%'"),
+                        "writer 2 waits on the table lock at its first statement");
+                assertFalse(migration.isDone());
+                assertFalse(w2.isDone());
+
+                // writer 1 completes first, at the old version, before any fence exists
+                StoredRow r1 = TestSchemas.taskRow(V1, "inside", "p1", 1);
+                w1.upsertRow("tasks", r1, 0);
+                assertEquals(1, w1.appendCommit(TestSchemas.upsertCommit("inside", r1)));
+                inside.commit();
+
+                migration.get(30, SECONDS);
+                assertEquals(2, fresh.writerVersion());
+                // writer 2 ran after the migration committed: the fence the migration raised rejects it
+                var failure = assertThrows(java.util.concurrent.ExecutionException.class, () -> w2.get(30, SECONDS));
+                assertTrue(failure.getCause() instanceof StorageException, () -> String.valueOf(failure.getCause()));
+                assertEquals(StorageErrorCode.WRITER_FENCE_REJECTED, ((StorageException) failure.getCause()).code());
+                late.rollback();
+
+                // a writer at the new version succeeds; its payload carries the new layout
+                CompiledSchema v2 = V2;
+                StoredRow r3 = new StoredRow("new", 1, Map.of("project_id", "p1"), RowCodec.encode(
+                        v2.table("tasks").orElseThrow().descriptors(), new Object[] {"new", "p1", "t", true, "n", 1.5}));
+                long seq = fresh.inTransaction(p, tx -> {
+                    tx.lockPartitionForPush();
+                    tx.upsertRow("tasks", r3, 0);
+                    return tx.appendCommit(TestSchemas.upsertCommit("new", r3));
+                });
+                assertEquals(2, seq);
+                assertEquals("n", scalar(db, "SELECT note FROM tasks WHERE _sync_row_id = 'new'"));
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package syncular.jakarta.storage.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.ScopeFilter;
+import syncular.jakarta.storage.Seed;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.wire.ColumnDescriptor;
+import syncular.jakarta.wire.RowCodec;
+
+/**
+ * The relational projection (relational-rows.ts): typed columns written from the payload in the same statement,
+ * and the verbatim payload as the only thing read back. Where PostgreSQL cannot hold a value, the projection
+ * stores U+FFFD and the payload stays exact.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PostgresProjectionTest {
+    private final CompiledSchema schema = TestSchemas.allTypes(1);
+    private final List<ColumnDescriptor> columns = schema.table("notes").orElseThrow().descriptors();
+    private EmbeddedPostgresSupport.Pool db;
+    private PostgresServerStorage storage;
+
+    @BeforeAll
+    void setUp() {
+        db = EmbeddedPostgresSupport.newDatabase();
+        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 0L);
+        storage.ensureSchema(schema, List.of());
+    }
+
+    @AfterAll
+    void tearDown() { db.close(); }
+
+    private byte[] write(String p, Object[] values) {
+        byte[] payload = RowCodec.encode(columns, values);
+        StoredRow row = new StoredRow((String) values[0], 1, Map.of("org_id", (String) values[1],
+                "owner_id", (String) values[2]), payload);
+        storage.inTransaction(p, tx -> {
+            tx.upsertRow("notes", row, 0);
+            return null;
+        });
+        return payload;
+    }
+
+    private Object[] projection(String p, String id) throws Exception {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                SELECT title, count, score, done, meta::text, blob, doc, meta->>'k', _sync_column_versions
+                  FROM notes WHERE _sync_partition = ? AND _sync_row_id = ?""")) {
+            ps.setString(1, p);
+            ps.setString(2, id);
+            ResultSet rs = ps.executeQuery();
+            assertTrue(rs.next());
+            return new Object[] {rs.getString(1), rs.getObject(2), rs.getObject(3), rs.getObject(4), rs.getString(5),
+                    rs.getBytes(6), rs.getBytes(7), rs.getString(8), rs.getBytes(9)};
+        }
+    }
+
+    @Test @Seed("issue #4: one typed column per IR column")
+    void everyTypeIsProjectedIntoItsColumnAndThePayloadIsKeptVerbatim() throws Exception {
+        String p = EmbeddedPostgresSupport.partition("types");
+        byte[] payload = write(p, new Object[] {"n1", "o1", "u1", "hello", 9_007_199_254_740_991L, 0.125, true,
+                "{\"k\": \"v\",  \"a\": [1, 2.50]}", new byte[] {0, 1, (byte) 0xfe}, new byte[] {7}});
+        Object[] row = projection(p, "n1");
+        assertEquals("hello", row[0]);
+        assertEquals(9_007_199_254_740_991L, row[1]);
+        assertEquals(0.125, row[2]);
+        assertEquals(true, row[3]);
+        assertEquals("v", row[7], "json is queryable as JSONB");
+        assertArrayEquals(new byte[] {0, 1, (byte) 0xfe}, (byte[]) row[5]);
+        assertArrayEquals(new byte[] {7}, (byte[]) row[6]);
+        assertNull(row[8], "wire 1/2 writes store NULL column versions");
+        StoredRow back = storage.getRow(p, "notes", "n1").orElseThrow();
+        assertArrayEquals(payload, back.payload(), "JSONB normalized its copy; the payload is byte-exact");
+        assertEquals("{\"k\": \"v\",  \"a\": [1, 2.50]}", RowCodec.decode(columns, back.payload())[7]);
+    }
+
+    @Test
+    void nullsProjectAsNulls() throws Exception {
+        String p = EmbeddedPostgresSupport.partition("nulls");
+        write(p, new Object[] {"n2", "o1", "u1", null, null, Double.NaN, false, null, null, null});
+        Object[] row = projection(p, "n2");
+        assertNull(row[0]);
+        assertNull(row[1]);
+        assertTrue(Double.isNaN((Double) row[2]));
+        assertNull(row[4]);
+        assertNull(row[5]);
+    }
+
+    @Test @Seed("issue #4: TEXT cannot hold U+0000, JSONB refuses its escape and lone surrogates")
+    void charactersPostgresCannotStoreBecomeReplacementCharactersInTheProjectionOnly() throws Exception {
+        String p = EmbeddedPostgresSupport.partition("nul");
+        String title = "a\u0000b";
+        String meta = "{\"k\":\"x\\u0000y\",\"lone\":\"\\ud800\",\"pair\":\"\\ud83d\\ude00\",\"esc\":\"\\\\u0000\"}";
+        byte[] payload = write(p, new Object[] {"n3", "o1", "u1", title, 1L, 1.0, true, meta, null, null});
+        Object[] row = projection(p, "n3");
+        assertEquals("a\uFFFDb", row[0]);
+        assertEquals("x\uFFFDy", row[7]);
+        String projected = (String) row[4];
+        assertTrue(projected.contains("\"lone\": \"\uFFFD\""), projected);
+        assertTrue(projected.contains("\"pair\": \"\uD83D\uDE00\""), projected);
+        assertTrue(projected.contains("\"esc\": \"\\\\u0000\""), "an escaped backslash is not an escape: " + projected);
+        StoredRow back = storage.getRow(p, "notes", "n3").orElseThrow();
+        assertArrayEquals(payload, back.payload());
+        Object[] decoded = RowCodec.decode(columns, back.payload());
+        assertEquals(title, decoded[3]);
+        assertEquals(meta, decoded[7]);
+        List<StoredRow> page = storage.scanRows(p, new RowScanQuery("notes", ScopeFilter.of("org_id", "o1"), null, 10));
+        assertArrayEquals(payload, page.get(0).payload(), "the serve path reads the payload, not the projection");
+    }
+
+    @Test
+    void jsonProjectionRewritesOnlyTheRefusedEscapes() {
+        assertEquals("{\"a\":\"plain\"}", RowTable.jsonProjection("{\"a\":\"plain\"}"));
+        assertEquals("\"\\u00e9\\ufffd\\ufffd\"", RowTable.jsonProjection("\"\\u00e9\\u0000\\udc00\""));
+        assertEquals("\"\\\\u0000\"", RowTable.jsonProjection("\"\\\\u0000\""));
+    }
+}
