@@ -7,8 +7,9 @@ import java.util.List;
  * bit {@code i&7}, LSB first; set = NULL), then the non-null values positionally in column order, no names, no tags.
  * Used by COMMIT rows, SSG2 rows, push payloads and conflict {@code serverRow}. Stateless and thread-safe.
  *
- * <p>Java value types per column type: STRING → {@link String}; INTEGER → {@link Long}; FLOAT → {@link Double}
- * ({@link Float64Bits} from {@link #decodeLossless}); BOOLEAN → {@link Boolean}; JSON → {@link String} (the raw,
+ * <p>Java value types per column type: STRING → {@link String}; INTEGER → {@link Long} (encode also takes
+ * {@link Integer}, {@link Short}, {@link Byte}); FLOAT → {@link Double}, or {@link Float64Bits}
+ * from {@link #decodeLossless} (encode takes either); BOOLEAN → {@link Boolean}; JSON → {@link String} (the raw,
  * validated text); BYTES and CRDT → {@code byte[]}; BLOB_REF → {@link String} (the raw, validated canonical BlobRef
  * text, SPEC §5.9.1); NULL → {@code null}.
  *
