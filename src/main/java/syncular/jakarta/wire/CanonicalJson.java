@@ -46,6 +46,32 @@ public final class CanonicalJson {
         return sha256Hex(scopes(scopes).getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Reads a scope map sent as JSON, e.g. the {@code X-Syncular-Scopes} header (§5.5): an object whose values are
+     * arrays of strings (canonical form is not required, as in the reference server). Anything else is
+     * {@code sync.invalid_request}. A repeated key keeps its last value, as {@code JSON.parse} does.
+     */
+    public static Map<String, List<String>> parseScopes(String json) {
+        Object v;
+        try {
+            v = Json.parse(json);
+        } catch (Json.JsonException e) {
+            throw DecodeException.invalid("scope map is not JSON");
+        }
+        if (!(v instanceof Map<?, ?> m)) throw DecodeException.invalid("scope map must be a JSON object");
+        Map<String, List<String>> out = new java.util.LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+            if (!(e.getValue() instanceof List<?> l)) throw DecodeException.invalid("scope map values must be string lists");
+            List<String> values = new ArrayList<>(l.size());
+            for (Object o : l) {
+                if (!(o instanceof String s)) throw DecodeException.invalid("scope map values must be string lists");
+                values.add(s);
+            }
+            out.put((String) e.getKey(), List.copyOf(values));
+        }
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
     /** Lowercase hex SHA-256 (also the form of segment and blob ids after {@code "sha256:"}, §5.1). */
     public static String sha256Hex(byte[] bytes) {
         try {

@@ -34,14 +34,137 @@ public final class Json {
         return v;
     }
 
-    /** True iff {@code text} is exactly one JSON value (surrounding whitespace allowed). */
+    /**
+     * True iff {@code text} is exactly one RFC 8259 JSON value (surrounding whitespace allowed), as
+     * {@code JSON.parse} decides it. Syntax only, without building values or allocating per token, and iterative,
+     * so unlike {@link #parse} it has no nesting limit: the wire's {@code json} check must not refuse what the
+     * reference accepts (SPEC Conventions {@code json}).
+     */
     public static boolean isValid(String text) {
-        try {
-            parse(text);
-            return true;
-        } catch (JsonException e) {
-            return false;
+        int n = text.length();
+        byte[] stack = new byte[16]; // 1 = inside an object, 2 = inside an array
+        int depth = 0;
+        int i = ws(text, 0);
+        while (true) {
+            // a value starts at i
+            if (i >= n) return false;
+            char c = text.charAt(i);
+            if (c == '{' || c == '[') {
+                i = ws(text, i + 1);
+                if (i < n && text.charAt(i) == (c == '{' ? '}' : ']')) {
+                    i++;
+                } else {
+                    if (depth == stack.length) stack = java.util.Arrays.copyOf(stack, depth * 2);
+                    stack[depth++] = (byte) (c == '{' ? 1 : 2);
+                    if (c == '{' && (i = member(text, i)) < 0) return false;
+                    continue;
+                }
+            } else if (c == '"') {
+                if ((i = skipString(text, i)) < 0) return false;
+            } else if (c == 't') {
+                if (!text.startsWith("true", i)) return false;
+                i += 4;
+            } else if (c == 'f') {
+                if (!text.startsWith("false", i)) return false;
+                i += 5;
+            } else if (c == 'n') {
+                if (!text.startsWith("null", i)) return false;
+                i += 4;
+            } else if ((i = skipNumber(text, i)) < 0) {
+                return false;
+            }
+            // after a value: close containers, or move to the next element
+            while (true) {
+                i = ws(text, i);
+                if (depth == 0) return i == n;
+                if (i >= n) return false;
+                char d = text.charAt(i);
+                boolean inObject = stack[depth - 1] == 1;
+                if (d == ',') {
+                    i = ws(text, i + 1);
+                    if (inObject && (i = member(text, i)) < 0) return false;
+                    break;
+                }
+                if (d != (inObject ? '}' : ']')) return false;
+                depth--;
+                i++;
+            }
         }
+    }
+
+    /** At an object member: {@code "key" :} then whitespace; returns the value's index or −1. */
+    private static int member(String t, int i) {
+        if (i >= t.length() || t.charAt(i) != '"') return -1;
+        if ((i = skipString(t, i)) < 0) return -1;
+        i = ws(t, i);
+        if (i >= t.length() || t.charAt(i) != ':') return -1;
+        return ws(t, i + 1);
+    }
+
+    private static int ws(String t, int i) {
+        while (i < t.length()) {
+            char c = t.charAt(i);
+            if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+            i++;
+        }
+        return i;
+    }
+
+    /** From an opening quote; returns the index after the closing quote or −1. */
+    private static int skipString(String t, int i) {
+        int n = t.length();
+        i++;
+        while (i < n) {
+            char c = t.charAt(i);
+            if (c == '"') return i + 1;
+            if (c < 0x20) return -1;
+            if (c == '\\') {
+                if (++i >= n) return -1;
+                char e = t.charAt(i);
+                if (e == 'u') {
+                    if (i + 4 >= n) return -1;
+                    for (int k = 1; k <= 4; k++) if (hex(t.charAt(i + k)) < 0) return -1;
+                    i += 4;
+                } else if ("\"\\/bfnrt".indexOf(e) < 0) {
+                    return -1;
+                }
+            }
+            i++;
+        }
+        return -1;
+    }
+
+    /** RFC 8259 number grammar; returns the index after it or −1. */
+    private static int skipNumber(String t, int i) {
+        int n = t.length();
+        if (i < n && t.charAt(i) == '-') i++;
+        if (i >= n) return -1;
+        if (t.charAt(i) == '0') {
+            i++;
+        } else if (isDigit(t.charAt(i))) {
+            while (i < n && isDigit(t.charAt(i))) i++;
+        } else {
+            return -1;
+        }
+        if (i < n && t.charAt(i) == '.') {
+            if (++i >= n || !isDigit(t.charAt(i))) return -1;
+            while (i < n && isDigit(t.charAt(i))) i++;
+        }
+        if (i < n && (t.charAt(i) == 'e' || t.charAt(i) == 'E')) {
+            i++;
+            if (i < n && (t.charAt(i) == '+' || t.charAt(i) == '-')) i++;
+            if (i >= n || !isDigit(t.charAt(i))) return -1;
+            while (i < n && isDigit(t.charAt(i))) i++;
+        }
+        return i;
+    }
+
+    /** An ASCII hex digit's value, or −1 (Character.digit would also take non-ASCII digits, which JSON does not). */
+    private static int hex(char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
     }
 
     /** A JSON syntax error: position only, never the offending text. */
@@ -141,7 +264,7 @@ public final class Json {
                         if (pos + 4 > text.length()) throw fail("short \\u escape");
                         int cp = 0;
                         for (int i = 0; i < 4; i++) {
-                            int d = Character.digit(text.charAt(pos + i), 16);
+                            int d = hex(text.charAt(pos + i));
                             if (d < 0) throw fail("bad \\u escape");
                             cp = cp * 16 + d;
                         }

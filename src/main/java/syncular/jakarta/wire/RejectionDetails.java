@@ -44,7 +44,7 @@ public record RejectionDetails(List<String> fieldPaths, String reason, String re
             for (Map.Entry<String, String> e : references.entrySet()) {
                 token(e.getKey(), "reference key", 64);
                 String v = e.getValue();
-                if (v == null || v.isEmpty() || v.getBytes(StandardCharsets.UTF_8).length > 256 || !jsTrim(v).equals(v)
+                if (v == null || v.isEmpty() || utf8Length(v) > 256 || !jsTrim(v).equals(v)
                         || hasControl(v)) {
                     throw new IllegalArgumentException("reference values must be non-empty safe strings of at most 256 encoded bytes");
                 }
@@ -65,6 +65,25 @@ public record RejectionDetails(List<String> fieldPaths, String reason, String re
         if (v == null || v.isEmpty() || v.length() > max || !TOKEN.matcher(v).matches()) {
             throw new IllegalArgumentException(label + " must be a lowercase stable token of at most " + max + " characters");
         }
+    }
+
+    /** UTF-8 length as JavaScript's TextEncoder counts it: a lone surrogate becomes U+FFFD, 3 bytes. */
+    private static int utf8Length(String v) {
+        int n = 0;
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            if (c < 0x80) {
+                n += 1;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < v.length() && Character.isLowSurrogate(v.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
     }
 
     private static boolean hasControl(String v) {

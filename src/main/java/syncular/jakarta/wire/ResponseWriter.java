@@ -28,6 +28,11 @@ public final class ResponseWriter {
         flushBuffer();
     }
 
+    /** A writer in the wire version of {@code request}, as SPEC §9 requires of every response. */
+    public static ResponseWriter forRequest(OutputStream out, RequestMessage request) {
+        return new ResponseWriter(out, request.wireVersion());
+    }
+
     public int wireVersion() { return wireVersion; }
 
     /** Bytes handed to the stream so far. */

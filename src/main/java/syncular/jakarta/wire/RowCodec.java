@@ -7,8 +7,9 @@ import java.util.List;
  * bit {@code i&7}, LSB first; set = NULL), then the non-null values positionally in column order, no names, no tags.
  * Used by COMMIT rows, SSG2 rows, push payloads and conflict {@code serverRow}. Stateless and thread-safe.
  *
- * <p>Java value types per column type: STRING → {@link String}; INTEGER → {@link Long}; FLOAT → {@link Double}
- * ({@link Float64Bits} from {@link #decodeLossless}); BOOLEAN → {@link Boolean}; JSON → {@link String} (the raw,
+ * <p>Java value types per column type: STRING → {@link String}; INTEGER → {@link Long} (encode also takes
+ * {@link Integer}, {@link Short}, {@link Byte}); FLOAT → {@link Double}, or {@link Float64Bits}
+ * from {@link #decodeLossless} (encode takes either); BOOLEAN → {@link Boolean}; JSON → {@link String} (the raw,
  * validated text); BYTES and CRDT → {@code byte[]}; BLOB_REF → {@link String} (the raw, validated canonical BlobRef
  * text, SPEC §5.9.1); NULL → {@code null}.
  *
@@ -19,7 +20,15 @@ import java.util.List;
  * never a peer's decode error.
  */
 public final class RowCodec {
+    /** Field names for error messages, built once: composing them per value would dominate segment decoding. */
+    private static final String[] FIELDS = new String[256];
+    static {
+        for (int i = 0; i < FIELDS.length; i++) FIELDS[i] = "row column " + i;
+    }
+
     private RowCodec() { }
+
+    private static String field(int column) { return column < FIELDS.length ? FIELDS[column] : "row column"; }
 
     /** Decodes one standalone row; the bytes must hold exactly one row (no trailing bytes). */
     public static Object[] decode(List<ColumnDescriptor> columns, byte[] row) {
@@ -55,15 +64,17 @@ public final class RowCodec {
         int bitmapLen = (n + 7) >>> 3;
         int bitmapAt = r.position();
         r.need(bitmapLen, "row null bitmap");
-        byte[] bitmap = r.raw(bitmapLen, "row null bitmap");
+        byte[] bytes = r.array();
+        int bitmapOff = r.absolutePosition(); // read in place: no per-row bitmap copy
+        r.skip(bitmapLen, "row null bitmap");
         // SPEC §2.4: padding bits (positions ≥ n in the last byte) must be zero — one byte sequence per row
-        if ((n & 7) != 0 && (bitmap[bitmapLen - 1] & 0xff) >>> (n & 7) != 0) {
+        if ((n & 7) != 0 && (bytes[bitmapOff + bitmapLen - 1] & 0xff) >>> (n & 7) != 0) {
             throw DecodeException.invalid("row null bitmap at offset " + bitmapAt + ": padding bit set");
         }
         Object[] out = new Object[n];
         for (int i = 0; i < n; i++) {
             ColumnDescriptor c = columns.get(i);
-            if ((bitmap[i >>> 3] >>> (i & 7) & 1) != 0) {
+            if ((bytes[bitmapOff + (i >>> 3)] >>> (i & 7) & 1) != 0) {
                 if (!c.nullable()) {
                     throw DecodeException.invalid("row null bitmap at offset " + bitmapAt + ": null bit set for non-nullable column " + i);
                 }
@@ -75,20 +86,21 @@ public final class RowCodec {
     }
 
     private static Object readValue(WireReader r, TypeTag type, int column, boolean lossless) {
+        String field = field(column);
         switch (type) {
             case STRING:
-                return r.str("row column " + column);
+                return r.str(field);
             case INTEGER:
-                return r.i64("row column " + column);
+                return r.i64(field);
             case FLOAT: {
-                long bits = r.f64Bits("row column " + column);
+                long bits = r.f64Bits(field);
                 return lossless ? new Float64Bits(bits) : (Object) Double.longBitsToDouble(bits);
             }
             case BOOLEAN:
-                return r.bool("row column " + column);
+                return r.bool(field);
             case JSON: {
                 int at = r.position();
-                String s = r.str("row column " + column);
+                String s = r.str(field);
                 // SPEC §2.4 tag 5: validated at row decode, kept verbatim
                 if (!Json.isValid(s)) {
                     throw DecodeException.invalid("row column " + column + " at offset " + at + ": json value is not a JSON document");
@@ -96,13 +108,13 @@ public final class RowCodec {
                 return s;
             }
             case BLOB_REF: {
-                String s = r.str("row column " + column);
+                String s = r.str(field);
                 BlobRef.parse(s); // SPEC §2.4 tag 7 / §5.9.1
                 return s;
             }
             case BYTES:
             case CRDT: // SPEC §2.4 tag 8: opaque, no structural validation
-                return r.bytes("row column " + column);
+                return r.bytes(field);
             default:
                 throw new AssertionError(type);
         }

@@ -10,4 +10,7 @@ public record SegmentInline(byte[] payload) implements ResponseFrame {
     }
 
     @Override public int frameType() { return FrameType.SEGMENT_INLINE.code(); }
+
+    /** The payload decoded (FLOAT values as {@link Double}). */
+    public RowsSegment segment() { return RowsSegmentDecoder.decode(payload); }
 }

@@ -43,7 +43,14 @@ public final class WireJson {
 
     static String b64(byte[] b) { return Base64.getEncoder().encodeToString(b); }
 
-    private static Object parsed(String json) { return Json.parse(json); }
+    /** A json field embedded parsed; text beyond the tree parser's nesting limit is embedded verbatim (still valid). */
+    private static Object parsed(String json) {
+        try {
+            return Json.parse(json);
+        } catch (Json.JsonException e) {
+            return new Json.RawJson(json.strip());
+        }
+    }
 
     /** One frame's rendering. */
     public static Map<String, Object> frame(Frame f) {

@@ -29,4 +29,15 @@ class CanonicalJsonTest {
         Map<String, List<String>> m = Map.of("k", List.of("a\"b\\c\u0001\u001f\b\f\n\r\t\u007f/é\uD800"));
         assertEquals("{\"k\":[\"a\\\"b\\\\c\\u0001\\u001f\\b\\f\\n\\r\\t\u007f/é\\ud800\"]}", CanonicalJson.scopes(m));
     }
+
+    @Test @Spec("§5.5")
+    void parsesAScopeHeaderAndRefusesOtherShapes() {
+        Map<String, List<String>> m = CanonicalJson.parseScopes("{\"project\":[\"p1\"]}");
+        assertEquals(Map.of("project", List.of("p1")), m);
+        assertEquals("5a993aa4d503af6f5dc77acc12ad399ff2e9d933c393f4de6af5f6aef4fa2977", CanonicalJson.scopeDigest(m));
+        for (String bad : new String[] {"", "[]", "{\"a\":\"p1\"}", "{\"a\":[1]}", "{\"a\":[null]}"}) {
+            DecodeException e = org.junit.jupiter.api.Assertions.assertThrows(DecodeException.class, () -> CanonicalJson.parseScopes(bad));
+            assertEquals(ErrorCode.SYNC_INVALID_REQUEST, e.code());
+        }
+    }
 }
