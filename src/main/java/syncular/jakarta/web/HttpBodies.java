@@ -50,9 +50,9 @@ final class HttpBodies {
     }
 
     /** Sets the entity, gzipped when the client accepts gzip (ids always hash the uncompressed bytes, §5.8). */
-    static Response.ResponseBuilder respond(Response.ResponseBuilder builder, byte[] body, String acceptEncoding)
-            throws IOException {
-        builder.header("Vary", "Accept-Encoding");
+    static Response.ResponseBuilder respond(Response.ResponseBuilder builder, byte[] body, String acceptEncoding,
+                                            String vary) throws IOException {
+        builder.header("Vary", vary);
         if (acceptsGzip(acceptEncoding)) {
             ByteArrayOutputStream out = new ByteArrayOutputStream(body.length / 4 + 64);
             try (GZIPOutputStream gz = new GZIPOutputStream(out)) {
@@ -63,6 +63,14 @@ final class HttpBodies {
         return builder.entity(body);
     }
 
+    private static boolean isZero(String q) {
+        try {
+            return Double.parseDouble(q) == 0;
+        } catch (NumberFormatException e) {
+            return false; // a malformed weight is not a refusal
+        }
+    }
+
     static boolean acceptsGzip(String acceptEncoding) {
         if (acceptEncoding == null) return false;
         for (String part : acceptEncoding.split(",")) {
@@ -70,7 +78,7 @@ final class HttpBodies {
             if (!p[0].trim().equalsIgnoreCase("gzip")) continue;
             for (int i = 1; i < p.length; i++) {
                 String q = p[i].trim();
-                if (q.startsWith("q=") && Double.parseDouble(q.substring(2).trim()) == 0) return false;
+                if (q.startsWith("q=") && isZero(q.substring(2).trim())) return false;
             }
             return true;
         }

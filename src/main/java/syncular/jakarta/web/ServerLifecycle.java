@@ -18,15 +18,12 @@ import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.List;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.config.ConfigProvider;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.SchemaCompiler;
 import syncular.jakarta.schema.SchemaException;
-import syncular.jakarta.host.Clock;
 import syncular.jakarta.storage.StorageException;
-import syncular.jakarta.storage.postgres.PostgresServerStorage;
 
 /**
  * Start-up, split the way operators need it: what only a redeploy can fix (a malformed or missing configuration
@@ -114,6 +111,11 @@ public class ServerLifecycle {
                         + c.getMetaData().getDatabaseProductVersion();
                 readiness.up(CHECK_DATABASE, product);
                 LOG.log(Level.INFO, "Syncular database reachable ({0})", product);
+                if (!c.getMetaData().getDatabaseProductName().equals("PostgreSQL")) {
+                    readiness.down(CHECK_STORAGE, "the configured DataSource is not PostgreSQL: " + product);
+                    LOG.log(Level.ERROR, "Syncular storage needs PostgreSQL; the configured DataSource is {0}", product);
+                    return; // no retry: only a configuration change fixes this
+                }
             }
             startStorage(ds);
             nextDelayMs = 500;
@@ -142,10 +144,7 @@ public class ServerLifecycle {
     private void startStorage(DataSource ds) {
         if (runtime.parts().isPresent()) return;
         readiness.down(CHECK_STORAGE, "installing schema version " + schema.version());
-        PostgresServerStorage storage = new PostgresServerStorage(ds, JtaTransactions.runner(transactions, ds),
-                Clock.SYSTEM::nowMs);
-        storage.ensureSchema(schema, List.of());
-        runtime.start(config, schema, storage, Clock.SYSTEM);
+        runtime.start(config, schema, ds, JtaTransactions.runner(transactions, ds));
         readiness.up(CHECK_STORAGE, "schema version " + schema.version() + " installed");
         LOG.log(Level.INFO, "Syncular ready: schema version {0} installed", schema.version());
     }

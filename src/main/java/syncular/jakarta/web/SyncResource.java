@@ -52,7 +52,8 @@ public class SyncResource {
         SyncHandler.Handled handled = parts.handler().handle(identity, request);
         byte[] encoded = ResponseEncoder.encode(handled.response());
         return HttpBodies.respond(Response.ok().type(MEDIA_TYPE), encoded,
-                headers.getHeaderString(HttpHeaders.ACCEPT_ENCODING)).header("Cache-Control", "no-store").build();
+                headers.getHeaderString(HttpHeaders.ACCEPT_ENCODING), "Accept-Encoding")
+                .header("Cache-Control", "no-store").build();
     }
 
     static Credentials credentials(HttpHeaders headers, UriInfo uri) {

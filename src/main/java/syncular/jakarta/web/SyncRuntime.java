@@ -9,19 +9,27 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import javax.sql.DataSource;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
+import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.TransactionRunner;
+import syncular.jakarta.storage.SegmentStore;
+import syncular.jakarta.storage.postgres.PostgresSegmentStore;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.SegmentDownload;
+import syncular.jakarta.sync.SegmentPublishing;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
 
 /**
  * The running server's parts, wired once the database is reachable and the schema installed: storage, the sync
  * handler, the host SPI. A deployer's own {@link Authenticator} or {@link ScopeResolver} CDI bean replaces the
- * built-in one configured by {@code syncular.auth.*}.
+ * built-in one configured by {@code syncular.auth.*}; in conformance-host mode the {@link HostOverride} replaces all.
  */
 @ApplicationScoped
 public class SyncRuntime {
@@ -33,27 +41,45 @@ public class SyncRuntime {
     @Inject
     @Any
     Instance<ScopeResolver> resolvers;
+    @Inject
+    @Any
+    Instance<HostOverride> overrides;
 
     private volatile Parts parts;
 
     /** Everything a request needs, replaced as a whole. */
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
-                        Authenticator authenticator, Clock clock) { }
+                        Authenticator authenticator, ScopeResolver resolver, Clock clock, DataSource dataSource,
+                        TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload) { }
 
-    void start(SyncularConfig config, CompiledSchema schema, ServerStorage storage, Clock clock) {
-        Authenticator auth = authenticators.isResolvable() ? authenticators.get() : builtInAuthenticator(config);
-        ScopeResolver resolver = resolvers.isResolvable() ? resolvers.get() : builtInResolver(config, schema);
-        SyncSettings settings = new SyncSettings(config.limits().maxOperationsPerRequest(),
-                config.limits().inlineSegmentMaxBytes(), config.limits().maxResponseBytes());
-        SyncHandler handler = new SyncHandler(storage, () -> schema, List::of, resolver, clock, settings, null);
-        parts = new Parts(config, schema, storage, handler, auth, clock);
+    /** Installs (or migrates) {@code schema} through a fresh storage instance and opens the endpoint on it. */
+    public synchronized Parts start(SyncularConfig config, CompiledSchema schema, DataSource ds, TransactionRunner runner) {
+        Optional<HostOverride> override = config.conformanceHost() && overrides.isResolvable()
+                ? Optional.of(overrides.get()) : Optional.empty();
+        Clock clock = override.map(HostOverride::clock).orElse(Clock.SYSTEM);
+        PostgresServerStorage storage = new PostgresServerStorage(ds, runner, clock::nowMs);
+        storage.ensureSchema(schema, List.of());
+        Authenticator auth = override.map(HostOverride::authenticator)
+                .orElseGet(() -> authenticators.isResolvable() ? authenticators.get() : builtInAuthenticator(config, clock));
+        ScopeResolver resolver = override.map(HostOverride::resolver)
+                .orElseGet(() -> resolvers.isResolvable() ? resolvers.get() : builtInResolver(config, schema));
+        SyncSettings settings = override.flatMap(HostOverride::settings).orElse(config.limits().settings());
+        PostgresSegmentStore segments = new PostgresSegmentStore(ds);
+        segments.install();
+        SyncHandler handler = new SyncHandler(storage, () -> schema, List::of, resolver, clock, settings,
+                new SegmentPublishing(segments, clock, settings.segmentTtlMs()));
+        Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
+                new SegmentDownload(storage, segments, resolver, clock, schema));
+        parts = started;
+        return started;
     }
 
     /** The parts, or empty while the server is not ready (database unreachable, schema not installed). */
     public Optional<Parts> parts() { return Optional.ofNullable(parts); }
 
-    static Authenticator builtInAuthenticator(SyncularConfig config) {
+    static Authenticator builtInAuthenticator(SyncularConfig config, Clock clock) {
         SyncularConfig.Auth auth = config.auth();
+        if (auth.jwt().isPresent()) return new JwtAuthenticator(auth.jwt().get(), clock);
         if (auth.mode().isEmpty()) {
             LOG.log(Level.WARNING, "syncular.auth.mode is not set and no Authenticator bean is deployed: "
                     + "every sync request is answered 401 sync.auth_required");
@@ -66,6 +92,10 @@ public class SyncRuntime {
     }
 
     static ScopeResolver builtInResolver(SyncularConfig config, CompiledSchema schema) {
+        if (config.auth().jwt().isPresent()) {
+            // the token's scopes claim is the grant; a token without one grants nothing
+            return identity -> identity.grantedScopes() == null ? Map.of() : identity.grantedScopes();
+        }
         Map<String, List<String>> allowed = config.auth().allowedScopes();
         Map<String, List<String>> resolved = allowed.containsKey("*")
                 ? schema.variables().stream().collect(Collectors.toMap(v -> v, v -> List.of("*")))

@@ -6,6 +6,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import org.eclipse.microprofile.config.Config;
+import syncular.jakarta.host.JwtAuthenticator;
+import syncular.jakarta.sync.Retention;
+import syncular.jakarta.sync.SyncSettings;
 
 /**
  * Every {@code syncular.*} key the server reads, read once at start-up with its default and its check side by side
@@ -25,7 +28,13 @@ import org.eclipse.microprofile.config.Config;
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
-                             long readinessRetryMaxMs, Auth auth, Limits limits) {
+                             long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention) {
+    /**
+     * {@code syncular.retention.*}: §4.6 pruning by an EJB timer. The spec's values are floors a host may raise,
+     * never lower, so a smaller value fails deployment.
+     */
+    public record RetentionSettings(boolean enabled, long intervalMs, Retention policy) { }
+
     /**
      * Built-in authentication. {@code mode} empty: every request is 401 (a deployer's own Authenticator bean
      * replaces this). {@code fixed}: one actor and partition, for development and benchmarks.
@@ -34,16 +43,22 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      *                      {@code var=v1|v2,other=*}
      */
     public record Auth(Optional<String> mode, String fixedActor, String fixedPartition,
-                       Map<String, List<String>> allowedScopes) { }
+                       Map<String, List<String>> allowedScopes, Optional<JwtAuthenticator.Settings> jwt) { }
 
     /**
      * @param maxRequestBytes         {@code syncular.limits.max-request-bytes}, counted after gzip decoding
      * @param maxResponseBytes        {@code syncular.limits.max-response-bytes}: the response byte budget
      * @param maxOperationsPerRequest {@code syncular.limits.max-operations-per-request} (§6.1)
      * @param inlineSegmentMaxBytes   {@code syncular.limits.inline-segment-max-bytes} (§5.7)
+     * @param segmentTtlMs            {@code syncular.limits.segment-ttl-ms}: lifetime of a segment publication (§5.1)
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
-                         int inlineSegmentMaxBytes) { }
+                         int inlineSegmentMaxBytes, long segmentTtlMs) {
+        /** The protocol engine's view of these limits. */
+        public SyncSettings settings() {
+            return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs);
+        }
+    }
 
     /** The demo schema the WAR ships: the upstream quickstart's todo app. */
     public static final String DEMO_SCHEMA = "syncular/demo/syncular.ir.json";
@@ -75,14 +90,31 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
-                limits(config));
+                limits(config), retention(config));
+    }
+
+    private static RetentionSettings retention(Config config) {
+        boolean enabled = parsed(config, "syncular.retention.enabled", SyncularConfig::bool, "true or false").orElse(true);
+        long interval = positive(config, "syncular.retention.interval-ms", 3_600_000L);
+        Retention d = Retention.DEFAULTS;
+        long active = atLeast(config, "syncular.retention.active-window-ms", d.activeWindowMs());
+        long force = atLeast(config, "syncular.retention.age-force-ms", d.ageForceMs());
+        long keep = atLeast(config, "syncular.retention.min-retained-commits", d.minRetainedCommits());
+        return new RetentionSettings(enabled, interval, new Retention(active, force, keep));
+    }
+
+    private static long atLeast(Config config, String key, long floor) {
+        long v = parsed(config, key, Long::parseLong, "a whole number").orElse(floor);
+        if (v < floor) throw new ConfigException(key + " must be at least " + floor + " (SPEC §4.6 floor)");
+        return v;
     }
 
     private static Auth auth(Config config) {
         Optional<String> mode = text(config, "syncular.auth.mode");
-        if (mode.isPresent() && !mode.get().equals("fixed")) {
-            throw new ConfigException("syncular.auth.mode must be fixed (jwt is not available in this build)");
+        if (mode.isPresent() && !mode.get().equals("fixed") && !mode.get().equals("jwt")) {
+            throw new ConfigException("syncular.auth.mode must be jwt or fixed");
         }
+        Optional<JwtAuthenticator.Settings> jwt = mode.filter("jwt"::equals).map(m -> jwt(config));
         String actor = text(config, "syncular.auth.fixed.actor").orElse("dev-user");
         String partition = text(config, "syncular.auth.fixed.partition").orElse("default");
         Map<String, List<String>> allowed = new LinkedHashMap<>();
@@ -98,7 +130,35 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 allowed.put(kv[0].trim(), List.of(kv[1].trim().split("\\|")));
             }
         }
-        return new Auth(mode, actor, partition, allowed);
+        return new Auth(mode, actor, partition, allowed, jwt);
+    }
+
+    /** {@code syncular.auth.jwt.*}: one verification key (HS256 secret or RS256 public key) and the claim names. */
+    private static JwtAuthenticator.Settings jwt(Config config) {
+        Optional<String> secret = text(config, "syncular.auth.jwt.hs256-secret");
+        Optional<String> publicKey = text(config, "syncular.auth.jwt.rs256-public-key");
+        if (secret.isPresent() == publicKey.isPresent()) {
+            throw new ConfigException("syncular.auth.jwt.hs256-secret or syncular.auth.jwt.rs256-public-key is "
+                    + "required with syncular.auth.mode=jwt (exactly one)");
+        }
+        byte[] secretBytes = secret.map(s -> s.getBytes(java.nio.charset.StandardCharsets.UTF_8)).orElse(null);
+        if (secretBytes != null && secretBytes.length < 32) {
+            throw new ConfigException("syncular.auth.jwt.hs256-secret must be at least 32 bytes (256 bits)");
+        }
+        JwtAuthenticator.Settings settings = new JwtAuthenticator.Settings(secretBytes, publicKey.orElse(null),
+                text(config, "syncular.auth.jwt.issuer").orElse(null),
+                text(config, "syncular.auth.jwt.audience").orElse(null),
+                text(config, "syncular.auth.jwt.actor-claim").orElse("sub"),
+                text(config, "syncular.auth.jwt.partition-claim").orElse("partition"),
+                text(config, "syncular.auth.jwt.default-partition").orElse(null),
+                text(config, "syncular.auth.jwt.scopes-claim").orElse("scopes"));
+        try {
+            new JwtAuthenticator(settings, syncular.jakarta.host.Clock.SYSTEM);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException((secret.isPresent() ? "syncular.auth.jwt.hs256-secret" : "syncular.auth.jwt.rs256-public-key")
+                    + " is not a usable key");
+        }
+        return settings;
     }
 
     private static Limits limits(Config config) {
@@ -109,7 +169,8 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE) {
             throw new ConfigException("syncular.limits.* values must fit in 32 bits");
         }
-        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline);
+        long segmentTtl = positive(config, "syncular.limits.segment-ttl-ms", 24L * 3600 * 1000);
+        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl);
     }
 
     private static long positive(Config config, String key, long dflt) {

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
-class DatabaseOutageIT {
+class DatabaseOutageIT extends DatabaseIsolation {
     @ArquillianResource
     Deployer deployer;
 

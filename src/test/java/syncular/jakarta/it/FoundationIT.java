@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The WAR as built, deployed unchanged (plus a test probe): health, and the JTA path to PostgreSQL. */
 @ExtendWith(ArquillianExtension.class)
-class FoundationIT {
+class FoundationIT extends DatabaseIsolation {
     @Deployment(testable = false)
     static WebArchive deployment() {
         return It.war("syncular").addClasses(ItProbeResource.class, ItProbeService.class);
@@ -72,6 +73,18 @@ class FoundationIT {
         assertEquals(401, r.statusCode(), r.body());
         assertTrue(r.body().contains("\"code\":\"sync.auth_required\""), r.body());
         assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+    }
+
+    @Test
+    void withoutTheFlagTheConformanceRoutesAre404AndTheActorHeaderAuthenticatesNobody() throws Exception {
+        It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
+        for (String route : List.of("capabilities", "clock", "max-commit-seq", "horizon-seq", "tables/todos/rows")) {
+            assertEquals(404, It.get(base.toURI().resolve("__conformance/" + route)).statusCode(), route);
+        }
+        assertEquals(404, It.postBody(base.toURI().resolve("__conformance/reset"), "application/json", "{}").statusCode());
+        HttpResponse<String> r = It.postBodyWithHeader(base.toURI().resolve("sync"), "application/vnd.syncular.sync.v2",
+                "x", "X-Syncular-Actor", "alice");
+        assertEquals(401, r.statusCode(), r.body());
     }
 
     private static int countNotes(String note) throws Exception {

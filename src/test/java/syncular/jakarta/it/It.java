@@ -104,6 +104,13 @@ public final class It {
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    public static HttpResponse<String> postBodyWithHeader(URI uri, String contentType, String body, String header,
+                                                          String value) throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).header("Content-Type", contentType)
+                .header(header, value).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
     /** Polls until the response satisfies {@code done}, failing with the last response after {@code timeout}. */
     public static HttpResponse<String> await(URI uri, Predicate<HttpResponse<String>> done, Duration timeout)
             throws IOException, InterruptedException {

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
-class StartupFailureIT {
+class StartupFailureIT extends DatabaseIsolation {
     @ArquillianResource
     Deployer deployer;
 

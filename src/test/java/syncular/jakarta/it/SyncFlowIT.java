@@ -36,7 +36,7 @@ import syncular.jakarta.wire.SubStart;
  * conflicts carry the server row, a dropped response is replayed as {@code cached}, bad requests get catalog JSON.
  */
 @ExtendWith(ArquillianExtension.class)
-class SyncFlowIT {
+class SyncFlowIT extends DatabaseIsolation {
     @Deployment(testable = false)
     static WebArchive deployment() {
         return It.withConfig(It.war("syncflow"), Map.of(

@@ -32,7 +32,7 @@ import syncular.jakarta.wire.ResponseMessage;
  * tables ({@code notes}, {@code tasks}) with their scope variables.
  */
 @ExtendWith(ArquillianExtension.class)
-class VectorRequestIT {
+class VectorRequestIT extends DatabaseIsolation {
     private static final Path VECTORS = Path.of(System.getProperty("syncular.vectors", "../shared/vectors"), "request");
 
     @Deployment(testable = false)

@@ -1,0 +1,36 @@
+package syncular.jakarta.storage;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Content-addressed bootstrap segments (SPEC §5.1, §5.4, §5.5) with the seeds' publication model (seeds/002 README,
+ * UPSTREAM-SERVER §3.12): the bytes are stored once under {@code sha256:<hex>} of the uncompressed bytes; each
+ * context they were published under (partition, log epoch, table, schema version, media type, scope digest, pin,
+ * row cursors) is a publication with its own lifetime. A download never unions grants across partitions or epochs.
+ */
+public interface SegmentStore {
+    /** Stores the bytes (idempotent by content) and the publication; an equal context only extends its lifetime. */
+    Publication publish(Publication publication, byte[] bytes);
+
+    /** Reuse: the newest live publication with exactly this context (pin and cursors included). */
+    Optional<Publication> find(Key key, long nowMs);
+
+    /** Every publication of a segment in one partition and log epoch, newest first (live or expired). */
+    List<Publication> publications(String segmentId, String partition, String logEpoch);
+
+    /** The stored bytes of a segment, if any publication still holds them. */
+    Optional<byte[]> bytes(String segmentId);
+
+    /** Deletes expired publications and segments no publication holds; returns how many segments went. */
+    int sweepExpired(long nowMs);
+
+    /** One publication of a segment. {@code rowCursor}/{@code nextRowCursor} null = first/last page. */
+    record Publication(String segmentId, Key key, long byteLength, long rowCount, long createdAtMs, long expiresAtMs) {
+        public boolean liveAt(long nowMs) { return expiresAtMs > nowMs; }
+    }
+
+    /** The reuse key (§5.1): everything a publication's context is. */
+    record Key(String partition, String logEpoch, String table, int schemaVersion, int mediaType, String scopeDigest,
+               long asOfCommitSeq, String rowCursor, String nextRowCursor) { }
+}

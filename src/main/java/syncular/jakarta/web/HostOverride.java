@@ -1,0 +1,22 @@
+package syncular.jakarta.web;
+
+import java.util.Optional;
+import syncular.jakarta.host.Authenticator;
+import syncular.jakarta.host.Clock;
+import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.sync.SyncSettings;
+
+/**
+ * Replaces the host SPI as a whole while {@code syncular.conformance-host=true}: the conformance host's header
+ * authentication, controllable resolver, virtual clock and per-reset limits. Implemented by {@code testhost}.
+ */
+public interface HostOverride {
+    Authenticator authenticator();
+
+    ScopeResolver resolver();
+
+    Clock clock();
+
+    /** Limits given to the last reset, if any. */
+    Optional<SyncSettings> settings();
+}

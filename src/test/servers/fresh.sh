@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Before an integration run: stops a server left running by a killed earlier run (it would hold the ports the
+# managed containers need), then deletes the unpacked servers so they are unpacked fresh, with no deployment of
+# the killed run still registered in their configuration.
+set -uo pipefail
+payara_home="$1"
+wildfly_home="$2"
+markers="$3"
+if [ -x "$payara_home/bin/asadmin" ]; then
+  "$payara_home/bin/asadmin" stop-domain domain1 >/dev/null 2>&1 || true
+fi
+if [ -x "$wildfly_home/bin/jboss-cli.sh" ]; then
+  "$wildfly_home/bin/jboss-cli.sh" --controller=localhost:10090 --connect --command=shutdown >/dev/null 2>&1 || true
+fi
+rm -rf "$payara_home" "$wildfly_home" "$markers"
