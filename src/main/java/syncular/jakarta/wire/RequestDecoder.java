@@ -17,9 +17,7 @@ public final class RequestDecoder {
         Envelope.Header h = Envelope.readHeader(b, off, len);
         if (h.kind() != MsgKind.REQUEST) throw DecodeException.invalid("expected a request message, got a response");
         List<RequestFrame> frames = new ArrayList<>();
-        for (Envelope.RawFrame rf : Envelope.frames(b, off, len)) {
-            frames.add(FrameCodec.readRequestFrame(rf.type(), b, rf.offset(), rf.length(), h.wireVersion()));
-        }
+        Envelope.frames(b, off, len, (type, at, n) -> frames.add(FrameCodec.readRequestFrame(type, b, at, n, h.wireVersion())));
         RequestGrammar g = new RequestGrammar(true);
         for (RequestFrame f : frames) g.accept(f);
         g.finish();

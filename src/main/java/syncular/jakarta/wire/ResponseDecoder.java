@@ -16,9 +16,7 @@ public final class ResponseDecoder {
         Envelope.Header h = Envelope.readHeader(b, off, len);
         if (h.kind() != MsgKind.RESPONSE) throw DecodeException.invalid("expected a response message, got a request");
         List<ResponseFrame> frames = new ArrayList<>();
-        for (Envelope.RawFrame rf : Envelope.frames(b, off, len)) {
-            frames.add(FrameCodec.readResponseFrame(rf.type(), b, rf.offset(), rf.length(), h.wireVersion()));
-        }
+        Envelope.frames(b, off, len, (type, at, n) -> frames.add(FrameCodec.readResponseFrame(type, b, at, n, h.wireVersion())));
         ResponseGrammar g = new ResponseGrammar(true);
         for (ResponseFrame f : frames) g.accept(f);
         g.finish();
