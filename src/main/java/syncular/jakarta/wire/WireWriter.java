@@ -123,6 +123,13 @@ public final class WireWriter {
 
     public WireWriter raw(byte[] b) { return raw(b, 0, b.length); }
 
+    /** Appends {@code n} zero bytes. */
+    public WireWriter zeros(int n) {
+        int at = reserve(n);
+        java.util.Arrays.fill(buf, at, at + n, (byte) 0);
+        return this;
+    }
+
     public WireWriter raw(byte[] b, int off, int n) {
         int at = reserve(n);
         System.arraycopy(b, off, buf, at, n);
