@@ -4,9 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Decodes one SSP2 request (SPEC §1.2, §1.5) in the wire version its header names. All frames are decoded first
- * (frame-level errors such as {@code sync.empty_commit} win), then the grammar is checked — the reference order, so
- * both report the same code for the same bytes. Stateless and thread-safe.
+ * Decodes one SSP2 request (SPEC §1.2, §1.5) in the wire version its header names. Frames are decoded in order while
+ * the envelope is walked, and the grammar is checked only after END — the reference order, so both report the same
+ * code for the same bytes (e.g. {@code sync.empty_commit} wins over a grammar or later framing error). Stateless and
+ * thread-safe.
  */
 public final class RequestDecoder {
     private RequestDecoder() { }

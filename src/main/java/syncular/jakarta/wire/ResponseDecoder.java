@@ -4,8 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Decodes one SSP2 response (SPEC §1.2, §1.6) in the wire version its header names: every frame layout, then the
- * grammar. SEGMENT_INLINE payloads are checked structurally (§5.7). Stateless and thread-safe.
+ * Decodes one SSP2 response (SPEC §1.2, §1.6) in the wire version its header names: every frame layout in order
+ * while the envelope is walked, then the grammar after END (the reference order). SEGMENT_INLINE payloads are
+ * checked structurally (§5.7). Stateless and thread-safe.
  */
 public final class ResponseDecoder {
     private ResponseDecoder() { }
