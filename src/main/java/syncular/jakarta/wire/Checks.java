@@ -1,10 +1,7 @@
 package syncular.jakarta.wire;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /** Constructor checks shared by the frame records: misuse is {@link IllegalArgumentException}. */
 final class Checks {
@@ -43,32 +40,28 @@ final class Checks {
         return List.copyOf(l); // no copy when l is already an immutable list (the decoders build those)
     }
 
-    /** Whether the keys iterate in strictly ascending UTF-16 order already (decoded maps do); null keys refused. */
-    private static boolean isSorted(Iterable<String> keys, String field) {
-        String prev = null;
-        boolean sorted = true;
-        for (String k : keys) {
-            nonNull(k, field + " key");
-            if (prev != null && k.compareTo(prev) <= 0) sorted = false;
-            prev = k;
-        }
-        return sorted;
-    }
-
     static Map<String, List<String>> scopeLists(Map<String, ? extends List<String>> m, String field) {
         if (m == null) throw new IllegalArgumentException(field + " is required");
-        // canonical order (SPEC Conventions map): ascending UTF-16 code units, as the wire carries it
-        Map<String, List<String>> out = isSorted(m.keySet(), field) ? new LinkedHashMap<>() : new TreeMap<>();
-        for (Map.Entry<String, ? extends List<String>> e : m.entrySet()) {
-            out.put(e.getKey(), list(e.getValue(), field + " values"));
+        if (m instanceof CanonicalMap) {
+            @SuppressWarnings("unchecked")
+            Map<String, List<String>> c = (Map<String, List<String>>) m;
+            return c; // built by a decoder or by this method: immutable, canonical, values immutable
         }
-        return Collections.unmodifiableMap(out instanceof TreeMap ? new LinkedHashMap<>(out) : out);
+        // canonical order (SPEC Conventions map): ascending UTF-16 code units, as the wire carries it
+        Map<String, List<String>> checked = new java.util.HashMap<>();
+        for (Map.Entry<String, ? extends List<String>> e : m.entrySet()) {
+            checked.put(nonNull(e.getKey(), field + " key"), list(e.getValue(), field + " values"));
+        }
+        return CanonicalMap.copyOf(checked);
     }
 
     static Map<String, String> stringMap(Map<String, String> m, String field) {
         if (m == null) throw new IllegalArgumentException(field + " is required");
-        Map<String, String> out = isSorted(m.keySet(), field) ? new LinkedHashMap<>() : new TreeMap<>();
-        for (Map.Entry<String, String> e : m.entrySet()) out.put(e.getKey(), nonNull(e.getValue(), field + " value"));
-        return Collections.unmodifiableMap(out instanceof TreeMap ? new LinkedHashMap<>(out) : out);
+        if (m instanceof CanonicalMap) return m;
+        for (Map.Entry<String, String> e : m.entrySet()) {
+            nonNull(e.getKey(), field + " key");
+            nonNull(e.getValue(), field + " value");
+        }
+        return CanonicalMap.copyOf(m);
     }
 }

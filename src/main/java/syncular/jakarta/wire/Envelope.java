@@ -1,8 +1,5 @@
 package syncular.jakarta.wire;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * The SSP2 envelope (SPEC §1.2): an 8-byte header ({@code "SSP2"}, wireVersion u16, msgKind u8, flags u8 = 0), then
  * frames {@code type u8 · length u32 · payload}, ended by END ({@code 00 00000000}) with nothing after it.
@@ -44,15 +41,18 @@ public final class Envelope {
         w.raw(MAGIC).u16(wireVersion).u8(kind.code()).u8(0);
     }
 
-    /** A frame's position: type byte, payload offset and length within the message array. */
-    record RawFrame(int type, int offset, int length) { }
+    /** Receives each frame as soon as it is delimited: type byte, payload offset and length in the array. */
+    interface FrameVisitor {
+        void frame(int type, int offset, int length);
+    }
 
     /**
-     * Splits the frames after the header, up to END: every length is checked against the remaining bytes, END must
-     * have length 0 and be the last byte sequence (SPEC §1.2 rule 1); a missing END is truncation.
+     * Walks the frames after the header up to END, handing each to {@code visitor} as soon as its length is checked
+     * against the remaining bytes — so a frame's own decode error wins over a framing error further on, as in the
+     * reference decoder. END must have length 0 and be the last byte sequence (SPEC §1.2 rule 1); a missing END is
+     * truncation.
      */
-    static List<RawFrame> frames(byte[] b, int off, int len) {
-        List<RawFrame> out = new ArrayList<>();
+    static void frames(byte[] b, int off, int len, FrameVisitor visitor) {
         int pos = off + HEADER_BYTES;
         int end = off + len;
         while (true) {
@@ -71,9 +71,9 @@ public final class Envelope {
             if (type == 0) {
                 if (length != 0) throw DecodeException.invalid("END frame must have length 0");
                 if (pos != end) throw DecodeException.invalid((end - pos) + " bytes after END");
-                return out;
+                return;
             }
-            out.add(new RawFrame(type, pos, (int) length));
+            visitor.frame(type, pos, (int) length);
             pos += (int) length;
         }
     }

@@ -210,8 +210,9 @@ public final class RealtimeControl {
 
     /**
      * Parses any control message, either direction. A presence event is a fanout if its data has {@code kind}, an
-     * error if it has {@code error}, else a publish (as the reference parser decides). Unknown {@code event} names
-     * and objects with neither a known {@code event} nor {@code type: "ack"} are {@link Optional#empty()}.
+     * error if it has {@code error}, else a publish (as the reference parser decides). An unknown {@code event} name
+     * is {@link Optional#empty()}; an object with neither a string {@code event} nor {@code type: "ack"} is malformed.
+     * Unknown members of {@code data} are not kept (the reference client carries presence data through verbatim).
      */
     public static Optional<Message> parse(String text) {
         Map<?, ?> root = object(parseJson(text), "control message");
@@ -229,23 +230,35 @@ public final class RealtimeControl {
             }
         }
         if ("ack".equals(root.get("type"))) return Optional.of(new Ack(integer(root.get("cursor"), "ack.cursor")));
-        return Optional.empty();
+        // SPEC §8.1: direction is carried by the discriminator; an object with neither is malformed (as the reference
+        // client parser has it), while an unknown event *name* is tolerated above
+        throw malformed("event must be a string");
     }
 
     /**
-     * Parses what a server receives from a client: an ack or a presence publish/leave (§8.2, §8.6.2). Anything else
-     * — including server-only events — is {@link Optional#empty()}; a malformed presence or ack is a
-     * {@link DecodeException}.
+     * Parses what a server receives from a client (§8.2, §8.6.2) with the reference server's tolerance: a presence
+     * publish/leave is validated strictly (malformed → {@link DecodeException}, a broken client the server may
+     * disconnect); an ack yields {@link Ack} when its cursor is an integer within ±(2^53−1); everything else —
+     * unparseable text, non-objects, other events, acks with a bad cursor — is {@link Optional#empty()}, ignored.
      */
     public static Optional<Message> parseClientMessage(String text) {
-        Map<?, ?> root = object(parseJson(text), "control message");
+        Object v;
+        try {
+            v = Json.parse(text);
+        } catch (Json.JsonException e) {
+            return Optional.empty();
+        }
+        if (!(v instanceof Map<?, ?> root)) return Optional.empty();
         if ("presence".equals(root.get("event"))) {
             Map<?, ?> d = object(root.get("data"), "presence.data");
             return Optional.of(publish(d));
         }
-        if (root.containsKey("event")) return Optional.empty();
-        if ("ack".equals(root.get("type"))) return Optional.of(new Ack(integer(root.get("cursor"), "ack.cursor")));
-        return Optional.empty();
+        if (!"ack".equals(root.get("type"))) return Optional.empty();
+        try {
+            return Optional.of(new Ack(integer(root.get("cursor"), "ack.cursor")));
+        } catch (DecodeException e) {
+            return Optional.empty();
+        }
     }
 
     private static Object parseJson(String text) {

@@ -4,9 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Decodes one SSP2 request (SPEC §1.2, §1.5) in the wire version its header names. All frames are decoded first
- * (frame-level errors such as {@code sync.empty_commit} win), then the grammar is checked — the reference order, so
- * both report the same code for the same bytes. Stateless and thread-safe.
+ * Decodes one SSP2 request (SPEC §1.2, §1.5) in the wire version its header names. Frames are decoded in order while
+ * the envelope is walked, and the grammar is checked only after END — the reference order, so both report the same
+ * code for the same bytes (e.g. {@code sync.empty_commit} wins over a grammar or later framing error). Stateless and
+ * thread-safe.
  */
 public final class RequestDecoder {
     private RequestDecoder() { }
@@ -17,9 +18,7 @@ public final class RequestDecoder {
         Envelope.Header h = Envelope.readHeader(b, off, len);
         if (h.kind() != MsgKind.REQUEST) throw DecodeException.invalid("expected a request message, got a response");
         List<RequestFrame> frames = new ArrayList<>();
-        for (Envelope.RawFrame rf : Envelope.frames(b, off, len)) {
-            frames.add(FrameCodec.readRequestFrame(rf.type(), b, rf.offset(), rf.length(), h.wireVersion()));
-        }
+        Envelope.frames(b, off, len, (type, at, n) -> frames.add(FrameCodec.readRequestFrame(type, b, at, n, h.wireVersion())));
         RequestGrammar g = new RequestGrammar(true);
         for (RequestFrame f : frames) g.accept(f);
         g.finish();

@@ -4,8 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Decodes one SSP2 response (SPEC §1.2, §1.6) in the wire version its header names: every frame layout, then the
- * grammar. SEGMENT_INLINE payloads are checked structurally (§5.7). Stateless and thread-safe.
+ * Decodes one SSP2 response (SPEC §1.2, §1.6) in the wire version its header names: every frame layout in order
+ * while the envelope is walked, then the grammar after END (the reference order). SEGMENT_INLINE payloads are
+ * checked structurally (§5.7). Stateless and thread-safe.
  */
 public final class ResponseDecoder {
     private ResponseDecoder() { }
@@ -16,9 +17,7 @@ public final class ResponseDecoder {
         Envelope.Header h = Envelope.readHeader(b, off, len);
         if (h.kind() != MsgKind.RESPONSE) throw DecodeException.invalid("expected a response message, got a request");
         List<ResponseFrame> frames = new ArrayList<>();
-        for (Envelope.RawFrame rf : Envelope.frames(b, off, len)) {
-            frames.add(FrameCodec.readResponseFrame(rf.type(), b, rf.offset(), rf.length(), h.wireVersion()));
-        }
+        Envelope.frames(b, off, len, (type, at, n) -> frames.add(FrameCodec.readResponseFrame(type, b, at, n, h.wireVersion())));
         ResponseGrammar g = new ResponseGrammar(true);
         for (ResponseFrame f : frames) g.accept(f);
         g.finish();

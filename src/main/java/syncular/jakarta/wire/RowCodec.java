@@ -127,17 +127,18 @@ public final class RowCodec {
             throw new IllegalArgumentException("row has " + values.length + " values for " + n + " columns");
         }
         int bitmapLen = (n + 7) >>> 3;
-        byte[] bitmap = new byte[bitmapLen];
+        int mark = w.size();
+        w.zeros(bitmapLen); // the null bitmap, filled in place: no per-row array
+        byte[] buf = w.array();
         for (int i = 0; i < n; i++) {
             if (values[i] == null) {
                 if (!columns.get(i).nullable()) {
+                    w.truncate(mark);
                     throw new IllegalArgumentException("column " + columns.get(i).name() + " is not nullable");
                 }
-                bitmap[i >>> 3] |= (byte) (1 << (i & 7));
+                buf[mark + (i >>> 3)] |= (byte) (1 << (i & 7));
             }
         }
-        int mark = w.size();
-        w.raw(bitmap);
         try {
             for (int i = 0; i < n; i++) {
                 if (values[i] != null) writeValue(w, columns.get(i), values[i]);

@@ -211,40 +211,42 @@ public final class WireReader {
      */
     public java.util.Map<String, java.util.List<String>> scopeLists(String field) {
         int n = count(field, 8);
-        java.util.Map<String, java.util.List<String>> m = new java.util.LinkedHashMap<>();
-        String prev = null;
+        if (n == 0) return CanonicalMap.empty();
+        String[] keys = new String[n];
+        Object[] values = new Object[n];
         for (int i = 0; i < n; i++) {
             int at = pos;
             String k = str(field);
-            if (prev != null && k.compareTo(prev) <= 0) {
+            if (i > 0 && k.compareTo(keys[i - 1]) <= 0) {
                 throw DecodeException.invalid(field + " at offset " + (at - start)
                         + ": map keys not unique and ascending by UTF-16 code units");
             }
-            prev = k;
+            keys[i] = k;
             int c = count(field, 4);
             String[] l = new String[c];
             for (int j = 0; j < c; j++) l[j] = str(field);
-            m.put(k, java.util.List.of(l));
+            values[i] = java.util.List.of(l);
         }
-        return java.util.Collections.unmodifiableMap(m);
+        return new CanonicalMap<>(keys, values);
     }
 
     /** {@code map<str, str>} (stored scopes of a change, SPEC §4.5), same key rules as {@link #scopeLists}. */
     public java.util.Map<String, String> stringMap(String field) {
         int n = count(field, 8);
-        java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
-        String prev = null;
+        if (n == 0) return CanonicalMap.empty();
+        String[] keys = new String[n];
+        Object[] values = new Object[n];
         for (int i = 0; i < n; i++) {
             int at = pos;
             String k = str(field);
-            if (prev != null && k.compareTo(prev) <= 0) {
+            if (i > 0 && k.compareTo(keys[i - 1]) <= 0) {
                 throw DecodeException.invalid(field + " at offset " + (at - start)
                         + ": map keys not unique and ascending by UTF-16 code units");
             }
-            prev = k;
-            m.put(k, str(field));
+            keys[i] = k;
+            values[i] = str(field);
         }
-        return java.util.Collections.unmodifiableMap(m);
+        return new CanonicalMap<>(keys, values);
     }
 
     /** Fails unless every byte of the range was consumed. */

@@ -12,9 +12,10 @@ import java.util.Map;
 
 /**
  * Writes the SSP2 primitives (SPEC "Conventions and primitive encodings") into a growable buffer, canonically: one
- * byte sequence per value. Misuse (a value the wire cannot carry: an unsafe i64, a lone surrogate, a JSON text that
- * does not parse, unsorted-able map) throws {@link IllegalArgumentException}: the encoder refuses rather than emit
- * bytes a conforming decoder would reject. Not thread-safe; reusable via {@link #reset()}.
+ * byte sequence per value, maps always emitted in ascending UTF-16 key order. Misuse (a value the wire cannot carry:
+ * an out-of-range integer, an i64 beyond ±(2^53−1), a lone surrogate, a JSON text that does not parse) throws
+ * {@link IllegalArgumentException}: the encoder refuses rather than emit bytes a conforming decoder would reject.
+ * Not thread-safe; reusable via {@link #reset()}.
  */
 public final class WireWriter {
     private static final VarHandle I16 = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
@@ -122,6 +123,13 @@ public final class WireWriter {
     public WireWriter present(boolean present) { return bool(present); }
 
     public WireWriter raw(byte[] b) { return raw(b, 0, b.length); }
+
+    /** Appends {@code n} zero bytes. */
+    public WireWriter zeros(int n) {
+        int at = reserve(n);
+        java.util.Arrays.fill(buf, at, at + n, (byte) 0);
+        return this;
+    }
 
     public WireWriter raw(byte[] b, int off, int n) {
         int at = reserve(n);

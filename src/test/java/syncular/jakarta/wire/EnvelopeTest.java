@@ -297,4 +297,23 @@ class EnvelopeTest {
             assertEquals(frames, ResponseDecoder.decode(b).frames());
         }
     }
+
+    @Test @Spec("§1.7")
+    void decodeErrorsNeverEchoPayloadBytes() {
+        String secret = "SECRET-PHI";
+        List<byte[]> bad = List.of(
+                msg(1, 1, 1, payload(w -> w.str(secret).i32(0)), 3, PULL),                                      // schemaVersion 0
+                msg(1, 1, 1, REQ_HEADER_V1, 3, PULL, 4, payload(w -> w.str(secret).str("t").u32(2).str("b").u32(0)
+                        .str("a").u32(0).u8(0).i64(-1).u8(0))),                                                    // key order
+                msg(1, 1, 1, REQ_HEADER_V1, 3, PULL, 4, payload(w -> w.str("s").str("t").u32(0).u8(1)
+                        .str("{\"" + secret + "\"").i64(-1).u8(0))),                                              // params not JSON
+                msg(1, 2, 0x10, RESP_HEADER_V1, 0x1F, payload(w -> w.str(secret).str(secret).str(secret).u8(7))));
+        for (byte[] b : bad) {
+            DecodeException e = assertThrows(DecodeException.class, () -> Vectors.decode(b[6] == 1 ? "request" : "response", b));
+            assertTrue(!e.getMessage().contains(secret), e.getMessage());
+        }
+        List<ColumnDescriptor> cols = List.of(new ColumnDescriptor(secret, TypeTag.JSON, false));
+        DecodeException e = assertThrows(DecodeException.class, () -> RowCodec.decode(cols, RowCodecTest.row(w -> w.str(secret))));
+        assertTrue(!e.getMessage().contains(secret), e.getMessage());
+    }
 }
