@@ -11,7 +11,10 @@ import java.util.Optional;
  * <p>A push uses it in this order (ARCHITECTURE, request step 4): {@link #lockPartitionForPush()}, then
  * {@link #readServeGate}, the idempotency re-check {@link #getPushResult}, reads and row writes, then
  * {@link #appendCommit} and {@link #putPushResult}; or, when an operation is rejected, {@link #rejectPush}, after
- * which the caller returns normally so the rejection commits.
+ * which the caller returns normally so the rejection commits. Every database round trip made while the lock is
+ * held is time no other writer of the partition can use, so the same sequence has a short form:
+ * {@link #lockForPush} (lock, savepoint, gate and re-check in one round trip), reads and writes, then
+ * {@link #appendCommit(NewCommit, StoredPushResult)} (commit, changes, scope index and result in one round trip).
  */
 public interface StorageTransaction {
     String partition();
@@ -21,6 +24,12 @@ public interface StorageTransaction {
      * {@code FOR UPDATE} until the transaction ends, then a savepoint marks the start of the candidate writes.
      */
     void lockPartitionForPush();
+
+    /**
+     * {@link #lockPartitionForPush()}, {@link #readServeGate} and {@link #getPushResult} in that order, in one
+     * round trip: the lock is held before the gate and the re-check read anything.
+     */
+    PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId);
 
     /** The current row, including this transaction's writes. */
     Optional<StoredRow> getRow(String table, String rowId);
@@ -47,6 +56,12 @@ public interface StorageTransaction {
      * refuse it with {@link StorageErrorCode#WRITER_FENCE_REJECTED}.
      */
     long appendCommit(NewCommit commit);
+
+    /**
+     * {@link #appendCommit(NewCommit)} and {@link #putPushResult} of the applied result in one statement; the
+     * result's {@code commitSeq} is replaced by the allocated one. {@code applied} must be an applied result.
+     */
+    long appendCommit(NewCommit commit, StoredPushResult applied);
 
     /** Stores a push outcome; the first writer wins (a second put for the key is a no-op). */
     void putPushResult(String clientId, String clientCommitId, StoredPushResult result);

@@ -298,6 +298,31 @@ public abstract class ServerStorageContractTest {
         assertEquals(rejected.results(), back.results());
     }
 
+    @Test @Seed("ARCHITECTURE step 4 in few round trips: lock, gate and re-check together")
+    void lockForPushReturnsTheGateAndTheStoredResultUnderTheLock() {
+        String p = partition("preamble");
+        storage().touchPartition(p, 1, "e-pre");
+        StoredRow r = row("a1", "p1", 1);
+        long seq = storage().inTransaction(p, tx -> {
+            PushPreamble pre = tx.lockForPush(schema().version(), "client-1", "k1");
+            assertEquals("e-pre", pre.gate().logEpoch());
+            assertEquals(schema().version(), pre.gate().storedSchemaVersion());
+            assertEquals(Optional.empty(), pre.existing());
+            tx.upsertRow("tasks", r, 0);
+            return tx.appendCommit(TestSchemas.upsertCommit("k1", r),
+                    StoredPushResult.applied(0, List.of(new OperationResult.Applied(0))));
+        });
+        assertEquals(1, seq);
+        StoredPushResult stored = storage().getPushResult(p, "client-1", "k1").orElseThrow();
+        assertEquals(1L, stored.commitSeq(), "the allocated seq replaced the placeholder");
+        assertEquals(List.of(new OperationResult.Applied(0)), stored.results());
+        PushPreamble replay = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(), "client-1", "k1"));
+        assertEquals(Optional.of(stored).map(StoredPushResult::commitSeq), replay.existing().map(StoredPushResult::commitSeq));
+        assertThrows(IllegalArgumentException.class, () -> storage().inTransaction(p, tx -> tx.appendCommit(
+                TestSchemas.upsertCommit("k2", r), StoredPushResult.rejected(List.of()))));
+        assertEquals(1, storage().getMaxCommitSeq(p));
+    }
+
     // ---------------------------------------------------------------- clients
 
     @Test @Seed("SPEC §4.5 client records, WIRE3-DELTA §8.6 wire version")

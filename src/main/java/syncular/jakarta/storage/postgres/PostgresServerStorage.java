@@ -179,15 +179,13 @@ public final class PostgresServerStorage implements ServerStorage {
 
     // -------------------------------------------------------------- transactions
 
+    /**
+     * READ COMMITTED is set, never inherited from a pool's default (ARCHITECTURE), as the first statement the
+     * transaction sends (it rides in that statement's round trip); PostgreSQL refuses it loudly if the caller already
+     * ran a statement in this transaction, which would make the level unknowable.
+     */
     @Override
     public StorageTransaction begin(Connection connection, String partition) {
-        try {
-            // set, never inherited from a pool's default (ARCHITECTURE); fails loudly if the caller already ran a
-            // statement in this transaction, which would make the level unknowable
-            SchemaInstaller.exec(connection, CommitLogSql.SET_READ_COMMITTED);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
         return new PostgresTransaction(this, connection, partition, installed.version);
     }
 
@@ -390,10 +388,14 @@ public final class PostgresServerStorage implements ServerStorage {
             ps.setString(2, rowId);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) return Optional.empty();
-                return Optional.of(new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)),
-                        rs.getBytes(4)));
+                return Optional.of(rowFrom(rs));
             }
         }
+    }
+
+    /** A row from {@code RowTable.selectRowSql}'s columns. */
+    static StoredRow rowFrom(ResultSet rs) throws SQLException {
+        return new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)), rs.getBytes(4));
     }
 
     @Override
@@ -546,20 +548,25 @@ public final class PostgresServerStorage implements ServerStorage {
     }
 
     static ServeGate readServeGateOn(Connection c, String partition, int runningSchemaVersion) throws SQLException {
-        int stored = 0;
-        String epoch = null;
-        List<PendingCheckpoint> pending = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_SERVE_GATE)) {
             ps.setString(1, partition);
             ps.setInt(2, runningSchemaVersion);
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    switch (rs.getString(1)) {
-                        case "e" -> epoch = rs.getString(2);
-                        case "m" -> stored = Integer.parseInt(rs.getString(2));
-                        default -> pending.add(new PendingCheckpoint(rs.getString(2), rs.getString(3)));
-                    }
-                }
+                return serveGateFrom(rs);
+            }
+        }
+    }
+
+    /** The token from {@link CommitLogSql#READ_SERVE_GATE}'s rows. */
+    static ServeGate serveGateFrom(ResultSet rs) throws SQLException {
+        int stored = 0;
+        String epoch = null;
+        List<PendingCheckpoint> pending = new ArrayList<>();
+        while (rs.next()) {
+            switch (rs.getString(1)) {
+                case "e" -> epoch = rs.getString(2);
+                case "m" -> stored = Integer.parseInt(rs.getString(2));
+                default -> pending.add(new PendingCheckpoint(rs.getString(2), rs.getString(3)));
             }
         }
         return new ServeGate(stored, epoch, pending);

@@ -29,8 +29,10 @@ import syncular.jakarta.storage.postgres.PostgresServerStorage;
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=syncular.jakarta.storage.bench.StorageBench [-Dbench.seconds=5]</pre>
  *
- * Push commit = the storage work of one single-row push, in its own transaction: partition lock + savepoint,
- * serve-gate re-read, idempotency re-check, getRow, upsertRow, appendCommit, putPushResult, commit.
+ * Push commit = the storage work of one single-row push, in its own transaction, in two forms. Long: partition
+ * lock + savepoint, serve-gate re-read, idempotency re-check, getRow, upsertRow, appendCommit, putPushResult, commit
+ * (8 round trips, 7 under the lock). Short: lockForPush (lock, savepoint, gate, re-check), getRow, upsertRow,
+ * appendCommit with the result, commit (5 round trips, 4 under the lock); the isolation level rides along in both.
  */
 public final class StorageBench {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
@@ -45,12 +47,14 @@ public final class StorageBench {
             PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db),
                     System::currentTimeMillis);
             storage.ensureSchema(SCHEMA, List.of());
-            System.out.println("| writers | partitions | commits | seconds | commits/s |");
-            System.out.println("|---|---|---|---|---|");
-            for (int partitions : new int[] {1, 32}) {
-                for (int writers : new int[] {1, 8, 32}) {
-                    pushes(storage, writers, partitions, 1);   // warm-up: JIT, server-side prepares, caches
-                    pushes(storage, writers, partitions, seconds);
+            System.out.println("| push form | writers | partitions | commits | seconds | commits/s |");
+            System.out.println("|---|---|---|---|---|---|");
+            for (boolean shortForm : new boolean[] {false, true}) {
+                for (int partitions : new int[] {1, 32}) {
+                    for (int writers : new int[] {1, 8, 32}) {
+                        pushes(storage, writers, partitions, 1, shortForm);   // warm-up: JIT, server prepares
+                        pushes(storage, writers, partitions, seconds, shortForm);
+                    }
                 }
             }
             snapshot(storage, db);
@@ -68,8 +72,8 @@ public final class StorageBench {
         }
     }
 
-    private static void pushes(PostgresServerStorage storage, int writers, int partitions, int seconds)
-            throws InterruptedException {
+    private static void pushes(PostgresServerStorage storage, int writers, int partitions, int seconds,
+                               boolean shortForm) throws InterruptedException {
         String run = Long.toString(System.nanoTime(), 36);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong commits = new AtomicLong();
@@ -85,16 +89,26 @@ public final class StorageBench {
                     for (int i = 0; !stop.get(); i++) {
                         String id = "w" + writer + "-" + i;
                         StoredRow row = TestSchemas.taskRow(SCHEMA, id, "p" + (i % 10), 1);
-                        storage.inTransaction(p, tx -> {
-                            tx.lockPartitionForPush();
-                            tx.readServeGate(1);
-                            tx.getPushResult("client-" + writer, id);
-                            tx.getRow("tasks", id);
-                            tx.upsertRow("tasks", row, 0);
-                            long seq = tx.appendCommit(TestSchemas.upsertCommit(id, row));
-                            tx.putPushResult("client-" + writer, id, StoredPushResult.applied(seq, List.of()));
-                            return seq;
-                        });
+                        if (shortForm) {
+                            storage.inTransaction(p, tx -> {
+                                tx.lockForPush(1, "client-" + writer, id);
+                                tx.getRow("tasks", id);
+                                tx.upsertRow("tasks", row, 0);
+                                return tx.appendCommit(TestSchemas.upsertCommit(id, row),
+                                        StoredPushResult.applied(0, List.of()));
+                            });
+                        } else {
+                            storage.inTransaction(p, tx -> {
+                                tx.lockPartitionForPush();
+                                tx.readServeGate(1);
+                                tx.getPushResult("client-" + writer, id);
+                                tx.getRow("tasks", id);
+                                tx.upsertRow("tasks", row, 0);
+                                long seq = tx.appendCommit(TestSchemas.upsertCommit(id, row));
+                                tx.putPushResult("client-" + writer, id, StoredPushResult.applied(seq, List.of()));
+                                return seq;
+                            });
+                        }
                         commits.incrementAndGet();
                     }
                 } catch (Throwable e) {
@@ -112,8 +126,8 @@ public final class StorageBench {
         double elapsed = (System.nanoTime() - t0) / 1e9;
         if (failure.get() != null) throw new IllegalStateException("a writer failed", failure.get());
         if (seconds > 1) {
-            System.out.printf(Locale.ROOT, "| %d | %d | %d | %.1f | %.0f |%n", writers, partitions, commits.get(),
-                    elapsed, commits.get() / elapsed);
+            System.out.printf(Locale.ROOT, "| %s | %d | %d | %d | %.1f | %.0f |%n", shortForm ? "short (4 trips)"
+                    : "long (8 trips)", writers, partitions, commits.get(), elapsed, commits.get() / elapsed);
         }
     }
 

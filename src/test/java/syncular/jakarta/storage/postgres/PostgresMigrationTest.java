@@ -302,7 +302,7 @@ class PostgresMigrationTest {
                 LockWaits.awaitLockWaiters(db, 2, 10_000);
                 assertEquals(1L, scalar(db, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
                         + "WHERE NOT l.granted AND l.relation = 'sync_partitions'::regclass AND l.mode = "
-                        + "'RowExclusiveLock' AND a.query LIKE 'INSERT INTO sync_partitions%'"),
+                        + "'RowExclusiveLock' AND btrim(a.query, E' \\n') LIKE 'INSERT INTO sync_partitions%'"),
                         "writer 2 waits on the table lock at its first statement");
                 assertFalse(migration.isDone());
                 assertFalse(w2.isDone());

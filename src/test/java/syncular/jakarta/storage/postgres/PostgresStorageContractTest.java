@@ -6,16 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import syncular.jakarta.storage.OperationResult;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.ServerStorageContractTest;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StoredPushResult;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.TransactionRunner;
 
 /**
@@ -42,6 +47,35 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
     @Override protected ServerStorage storage() { return storage; }
 
     @Override protected TransactionRunner runner() { return runner; }
+
+    @Test @Seed("UPSTREAM-SERVER §5 item 3: a constraint violation is a durable rejection carrying its opIndex")
+    void aConstraintViolationCarriesItsOpIndexAndTheSavepointRecoversTheTransaction() throws Exception {
+        EmbeddedPostgresSupport.Pool own = EmbeddedPostgresSupport.newDatabase();
+        try (own) {
+            PostgresServerStorage s = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
+            s.ensureSchema(schema(), List.of());
+            try (Connection c = own.getConnection(); var st = c.createStatement()) {
+                st.execute("ALTER TABLE tasks ADD CONSTRAINT no_bad_titles CHECK (title <> 'bad')");
+            }
+            String p = partition("constraint");
+            byte[] bad = TestSchemas.taskPayload(schema(), "b1", "p1", "bad", false);
+            StoredPushResult rejected = s.inTransaction(p, tx -> {
+                tx.lockForPush(1, "client-1", "k1");
+                tx.upsertRow("tasks", TestSchemas.taskRow(schema(), "ok", "p1", 1), 0);
+                StorageException e = assertThrows(StorageException.class, () -> tx.upsertRow("tasks",
+                        new StoredRow("b1", 1, Map.of("project_id", "p1"), bad), 1));
+                assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());
+                assertEquals(1, e.opIndex().getAsInt());
+                StoredPushResult result = StoredPushResult.rejected(List.of(new OperationResult.Failed(1,
+                        "sync.constraint_violation", "constraint", false, null)));
+                tx.rejectPush("client-1", "k1", result);   // the aborted transaction is usable again
+                return result;
+            });
+            assertEquals(rejected.results(), s.getPushResult(p, "client-1", "k1").orElseThrow().results());
+            assertEquals(Optional.empty(), s.getRow(p, "tasks", "ok"));
+            assertEquals(0, s.getMaxCommitSeq(p));
+        }
+    }
 
     @Test
     void theDatabaseReallyOrdersTextLinguistically() throws Exception {
