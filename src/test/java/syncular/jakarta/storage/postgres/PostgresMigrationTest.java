@@ -49,9 +49,12 @@ class PostgresMigrationTest {
     private static final String DONE = "{\"name\": \"done\", \"type\": \"boolean\", \"nullable\": false}";
     private static final String V1_COLUMNS = ID + ", " + PROJECT + ", " + TITLE + ", " + DONE;
     private static final CompiledSchema V1 = TestSchemas.tasks(1);
+    private static final String LABELS = "{\"name\": \"labels\", \"primaryKey\": \"id\", \"columns\": [" + ID
+            + ", " + PROJECT + "], \"scopes\": [{\"pattern\": \"project:{project_id}\"}]}";
+    /** V1 plus two appended nullable columns and a new table. */
     private static final CompiledSchema V2 = TestSchemas.tasksWith(2, "id", V1_COLUMNS
             + ", {\"name\": \"note\", \"type\": \"string\", \"nullable\": true}"
-            + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}", "");
+            + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}", LABELS);
 
     private static PostgresServerStorage node(EmbeddedPostgresSupport.Pool db) {
         return new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 77L);
@@ -113,6 +116,14 @@ class PostgresMigrationTest {
                         .payload());
                 assertArrayEquals(was, java.util.Arrays.copyOf(now, 4), "the old values survive the re-encode");
             }
+            var labels = V2.table("labels").orElseThrow().descriptors();
+            v2.inTransaction("pb", tx -> {   // the new table is live in the same bump
+                tx.upsertRow("labels", new StoredRow("l1", 1, Map.of("project_id", "p1"),
+                        RowCodec.encode(labels, new Object[] {"l1", "p1"})), 0);
+                return null;
+            });
+            assertEquals(1, v2.scanRows("pb", new RowScanQuery("labels", ScopeFilter.of("project_id", "p1"), null, 10))
+                    .size());
             node(db).ensureSchema(V2, List.of());   // a restart at the same version: checks pass, nothing migrates
         }
     }
@@ -315,6 +326,12 @@ class PostgresMigrationTest {
 
                 migration.get(30, SECONDS);
                 assertEquals(2, fresh.writerVersion());
+                var installed = fresh.readCheckpoints(p);
+                assertEquals(1, installed.size(), "the migration installed the declaration with its fence");
+                assertEquals("note-backfill", installed.get(0).name());
+                assertEquals(2, installed.get(0).schemaVersion());
+                assertEquals(syncular.jakarta.storage.CheckpointState.DECLARED, installed.get(0).state());
+                assertEquals(77L, installed.get(0).updatedAtMs(), "stamped with the storage's clock");
                 // writer 2 ran after the migration committed: the fence the migration raised rejects it
                 var failure = assertThrows(java.util.concurrent.ExecutionException.class, () -> w2.get(30, SECONDS));
                 assertTrue(failure.getCause() instanceof StorageException, () -> String.valueOf(failure.getCause()));
