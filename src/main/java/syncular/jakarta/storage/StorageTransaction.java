@@ -75,6 +75,13 @@ public interface StorageTransaction {
     /** RFC 0007 owner-epoch compare-and-set inside the backfill's write; {@code false} means abort, write nothing. */
     boolean advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs);
 
+    /**
+     * Elects this transaction the one cluster-wide runner of a backfill batch for checkpoint {@code name} of this
+     * partition (ARCHITECTURE "Transactions, locks, time"): {@code true} when it got the lock, which the database
+     * frees when this transaction ends; {@code false} when another transaction holds it. Never waits.
+     */
+    boolean tryLockBackfillBatch(String name);
+
     /** The serve-gate token on this connection, so the gate and the write share one transaction. */
     ServeGate readServeGate(int runningSchemaVersion);
 }

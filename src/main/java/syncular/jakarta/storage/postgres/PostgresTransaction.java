@@ -326,6 +326,20 @@ final class PostgresTransaction implements StorageTransaction {
         return advanced[0];
     }
 
+    @Override
+    public boolean tryLockBackfillBatch(String name) {
+        boolean[] got = new boolean[1];
+        run(AdvisoryLocks.TRY_XACT_LOCK, (ps, i) -> {
+            ps.setInt(i++, AdvisoryLocks.LockPurpose.BACKFILL_BATCH.value);
+            ps.setInt(i++, AdvisoryLocks.key(partition, name));
+            return i;
+        }, (index, rs) -> {
+            rs.next();
+            got[0] = rs.getBoolean(1);
+        });
+        return got[0];
+    }
+
     static StorageException unknownTable(String table) {
         return new StorageException(StorageErrorCode.SCHEMA_CHANGED, Map.of("table", table));
     }
