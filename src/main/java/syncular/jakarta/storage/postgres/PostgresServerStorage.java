@@ -56,10 +56,10 @@ public final class PostgresServerStorage implements ServerStorage {
     private final TransactionRunner runner;
     private final LongSupplier clock;
     private final SchemaInstaller installer;
-    /** Set by ensureSchema: the running schema's tables and version (the writer version). */
-    private volatile Installed installed = new Installed(0, Map.of());
+    /** Set by ensureSchema: the running schema's tables and version (the writer version); version 0 before. */
+    private volatile Installed installed = new Installed(0, Map.of(), false);
 
-    private record Installed(int version, Map<String, RowTable> tables) { }
+    private record Installed(int version, Map<String, RowTable> tables, boolean ensured) { }
 
     @FunctionalInterface
     interface SqlRead<T> {
@@ -85,11 +85,11 @@ public final class PostgresServerStorage implements ServerStorage {
 
     @Override
     public synchronized void ensureSchema(CompiledSchema schema, List<CheckpointDeclaration> declarations) {
-        if (installed.version == schema.version() && !installed.tables.isEmpty()) return;   // memoized per version
+        if (installed.ensured && installed.version == schema.version()) return;   // memoized per instance and version
         installer.ensure(schema, declarations);
         Map<String, RowTable> tables = new LinkedHashMap<>();
         for (TableSchema t : schema.tables()) tables.put(t.name(), new RowTable(t));
-        installed = new Installed(schema.version(), Map.copyOf(tables));
+        installed = new Installed(schema.version(), Map.copyOf(tables), true);
     }
 
     @Override
@@ -458,17 +458,6 @@ public final class PostgresServerStorage implements ServerStorage {
                 if (!rs.next()) return Optional.empty();
                 return Optional.of(StoredJson.parsePushResult(rs.getString(1)));
             }
-        }
-    }
-
-    static void putPushResultOn(Connection c, String partition, String clientId, String clientCommitId,
-                                StoredPushResult result) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.PUT_PUSH_RESULT)) {
-            ps.setString(1, partition);
-            ps.setString(2, clientId);
-            ps.setString(3, clientCommitId);
-            ps.setString(4, StoredJson.pushResult(result));
-            ps.executeUpdate();
         }
     }
 

@@ -57,6 +57,15 @@ public final class StorageBench {
                     }
                 }
             }
+            // interleaved A/B on the contended case, so a load change on a shared machine hits both forms alike
+            System.out.println();
+            System.out.println("Interleaved, 8 writers on 1 partition, " + seconds + " s each:");
+            System.out.println("| push form | writers | partitions | commits | seconds | commits/s |");
+            System.out.println("|---|---|---|---|---|---|");
+            for (int round = 0; round < 3; round++) {
+                pushes(storage, 8, 1, seconds, false);
+                pushes(storage, 8, 1, seconds, true);
+            }
             snapshot(storage, db);
             pgbench(pgbench, db.url(), seconds);
         }

@@ -244,6 +244,8 @@ class PostgresMigrationTest {
     @Test @Timeout(60) @Seed("003: concurrent start-ups serialize on the table lock and migrate once")
     void twoNodesEnsuringTheSameSchemaAtOnceBothSucceedAndMigrateOnce() throws Exception {
         try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            // first on an empty database (base DDL and first migration race), then two bumps
+            racingNodes(db, V1);
             PostgresServerStorage v1 = node(db);
             v1.ensureSchema(V1, List.of());
             seedRows(v1, "p", 50);
@@ -251,28 +253,35 @@ class PostgresMigrationTest {
                     + ", {\"name\": \"note\", \"type\": \"string\", \"nullable\": true}"
                     + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}"
                     + ", {\"name\": \"tag\", \"type\": \"string\", \"nullable\": true}", ""))) {
-                PostgresServerStorage a = node(db);
-                PostgresServerStorage b = node(db);
-                CountDownLatch start = new CountDownLatch(1);
-                ExecutorService pool = Executors.newFixedThreadPool(2);
-                List<Future<?>> runs = new ArrayList<>();
-                for (PostgresServerStorage s : List.of(a, b)) {
-                    runs.add(pool.submit(() -> {
-                        start.await();
-                        s.ensureSchema(target, List.of());
-                        return null;
-                    }));
-                }
-                start.countDown();
-                for (Future<?> f : runs) f.get(30, SECONDS);
-                pool.shutdown();
-                assertEquals(1, a.migrationsApplied() + b.migrationsApplied());
-                assertEquals(target.version(), a.writerVersion());
-                assertEquals(target.version(), b.writerVersion());
+                PostgresServerStorage a = racingNodes(db, target);
                 var descriptors = target.table("tasks").orElseThrow().descriptors();
                 RowCodec.decode(descriptors, a.getRow("p", "tasks", "r00007").orElseThrow().payload());
             }
         }
+    }
+
+    /** Two nodes ensure {@code target} at the same instant; both succeed and exactly one migrates. */
+    private static PostgresServerStorage racingNodes(EmbeddedPostgresSupport.Pool db, CompiledSchema target)
+            throws Exception {
+        PostgresServerStorage a = node(db);
+        PostgresServerStorage b = node(db);
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        List<Future<?>> runs = new ArrayList<>();
+        for (PostgresServerStorage s : List.of(a, b)) {
+            runs.add(pool.submit(() -> {
+                start.await();
+                s.ensureSchema(target, List.of());
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : runs) f.get(30, SECONDS);
+        pool.shutdown();
+        assertEquals(1, a.migrationsApplied() + b.migrationsApplied());
+        assertEquals(target.version(), a.writerVersion());
+        assertEquals(target.version(), b.writerVersion());
+        return a;
     }
 
     @Test @Timeout(60) @Seed("003 RFC 0007 migration barrier: LOCK TABLE sync_partitions IN EXCLUSIVE MODE first")
