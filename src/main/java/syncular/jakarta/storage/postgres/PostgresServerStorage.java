@@ -221,10 +221,19 @@ public final class PostgresServerStorage implements ServerStorage {
         });
     }
 
+    /** Params: partition, horizon (three times). */
     static final String PRUNE_DELETE = """
             DELETE FROM sync_changes WHERE partition = ? AND commit_seq <= ?;
             DELETE FROM sync_change_scopes WHERE partition = ? AND commit_seq <= ?;
             DELETE FROM sync_tombstones WHERE partition = ? AND commit_seq <= ?""";
+
+    /**
+     * Monotonic; the partition row's lock is taken by this last statement, so a prune blocks the partition's pushes
+     * only from here to its commit, not while it deletes. Params: horizon, partition.
+     */
+    static final String RAISE_HORIZON = """
+            UPDATE sync_partitions SET horizon_seq = GREATEST(horizon_seq, ?) WHERE partition = ?
+            RETURNING horizon_seq""";
 
     @Override
     public CommitPruneResult pruneCommitsThrough(String partition, CommitPruneQuery query) {
@@ -244,41 +253,43 @@ public final class PostgresServerStorage implements ServerStorage {
                 }
             }
             long previous;
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION)) {
-                ps.setString(1, partition);
-                ps.setString(2, partition);
-                ps.execute();
-            }
             try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT horizon_seq FROM sync_partitions WHERE partition = ?")) {
+                    "SELECT COALESCE((SELECT horizon_seq FROM sync_partitions WHERE partition = ?), 0)")) {
                 ps.setString(1, partition);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     previous = rs.getLong(1);
                 }
             }
-            long horizon = Math.max(previous, query.throughSeq());
-            if (horizon > previous) {
-                try (PreparedStatement ps = c.prepareStatement(
-                        "UPDATE sync_partitions SET horizon_seq = ? WHERE partition = ?")) {
-                    ps.setLong(1, horizon);
-                    ps.setString(2, partition);
-                    ps.executeUpdate();
-                }
-            }
+            // a concurrent prune may raise the horizon meanwhile: deletes are idempotent and the raise is GREATEST
+            long target = Math.max(previous, query.throughSeq());
             long removed;
             try (PreparedStatement ps = c.prepareStatement(
                     "DELETE FROM sync_commits WHERE partition = ? AND commit_seq <= ?")) {
                 ps.setString(1, partition);
-                ps.setLong(2, horizon);
+                ps.setLong(2, target);
                 removed = ps.executeUpdate();
             }
             try (PreparedStatement ps = c.prepareStatement(PRUNE_DELETE)) {
                 for (int i = 0; i < 3; i++) {
                     ps.setString(2 * i + 1, partition);
-                    ps.setLong(2 * i + 2, horizon);
+                    ps.setLong(2 * i + 2, target);
                 }
                 ps.execute();
+            }
+            long horizon = target;
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION_INSERT + ";\n"
+                    + RAISE_HORIZON)) {
+                ps.setString(1, partition);
+                ps.setLong(2, target);
+                ps.setString(3, partition);
+                boolean isResultSet = ps.execute();
+                while (!isResultSet && ps.getUpdateCount() != -1) isResultSet = ps.getMoreResults();
+                if (isResultSet) {
+                    try (ResultSet rs = ps.getResultSet()) {
+                        if (rs.next()) horizon = rs.getLong(1);
+                    }
+                }
             }
             return new CommitPruneResult(previous, horizon, removed);
         });
