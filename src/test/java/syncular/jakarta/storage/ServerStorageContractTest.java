@@ -420,6 +420,57 @@ public abstract class ServerStorageContractTest {
                 storage().readServeGate(p, version).changedSince(before));
     }
 
+    // ------------------------------------------------------------- RFC 0007
+
+    @Test @Seed("UPSTREAM-SERVER §3.4 checkpoint lifecycle, through the interface")
+    void checkpointLifecycleFromDeclarationToActivation() {
+        String p = partition("lifecycle");
+        int v = schema().version();
+        StoredCheckpoint declared = storage().declareCheckpoint(p, "proj", v, 10);
+        assertEquals(CheckpointState.DECLARED, declared.state());
+        assertEquals(List.of(declared), storage().readCheckpoints(p));
+        StoredCheckpoint claimed = storage().claimCheckpoint(p, "proj", v, 11);
+        assertEquals(CheckpointState.BACKFILLING, claimed.state());
+        assertEquals(1, claimed.ownerEpoch());
+        push(p, "c1", row("a1", "p1", 1));
+        long watermark = storage().sourceCoverageSeq(p, List.of("tasks"));
+        assertEquals(1, watermark);
+        assertTrue(storage().advanceCheckpoint(p, "proj", 1, watermark, 1, 12));
+        assertEquals(SourceCoverage.CLEAN, storage().hasSourceChangesAbove(p, List.of("tasks"), watermark));
+        assertEquals(ActivationOutcome.ACTIVATED,
+                storage().activateCheckpoint(p, "proj", 1, watermark, List.of("tasks"), 13));
+        StoredCheckpoint activated = storage().readCheckpoints(p).get(0);
+        assertEquals(CheckpointState.ACTIVATED, activated.state());
+        assertEquals(watermark, activated.watermark());
+        assertEquals(1, activated.observedRows());
+        assertEquals(13, activated.updatedAtMs());
+    }
+
+    @Test @Seed("seeds/003: stale, unverifiable, superseded, fence missing")
+    void checkpointRefusalsAreValuesOrCodes() {
+        String p = partition("refusals");
+        int v = schema().version();
+        storage().touchPartition(p, 1, "e");
+        assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
+                () -> storage().claimCheckpoint(p, "proj", v, 0)).code());
+        assertEquals(StorageErrorCode.CHECKPOINT_FENCE_MISSING, assertThrows(StorageException.class,
+                () -> storage().activateCheckpoint(p, "proj", 1, 0, List.of("tasks"), 0)).code());
+        storage().declareCheckpoint(p, "proj", v, 0);
+        long first = storage().claimCheckpoint(p, "proj", v, 0).ownerEpoch();
+        long second = storage().claimCheckpoint(p, "proj", v, 0).ownerEpoch();
+        assertTrue(second > first);
+        assertFalse(storage().advanceCheckpoint(p, "proj", first, 5, 5, 0), "a superseded owner writes nothing");
+        push(p, "c1", row("a1", "p1", 1));
+        push(p, "c2", row("a2", "p1", 1));
+        assertEquals(SourceCoverage.CHANGED, storage().hasSourceChangesAbove(p, List.of("tasks"), 1));
+        assertEquals(ActivationOutcome.STALE, storage().activateCheckpoint(p, "proj", second, 1, List.of("tasks"), 0));
+        storage().pruneCommitsThrough(p, new CommitPruneQuery("e", 2));
+        assertEquals(SourceCoverage.UNVERIFIABLE, storage().hasSourceChangesAbove(p, List.of("tasks"), 1));
+        assertEquals(ActivationOutcome.UNVERIFIABLE,
+                storage().activateCheckpoint(p, "proj", second, 1, List.of("tasks"), 0));
+        assertEquals(CheckpointState.BACKFILLING, storage().readCheckpoints(p).get(0).state());
+    }
+
     @Test
     void ensureSchemaIsMemoizedAndSetsTheWriterVersion() {
         assertEquals(schema().version(), storage().writerVersion());
