@@ -323,6 +323,42 @@ public abstract class ServerStorageContractTest {
         assertEquals(1, storage().getMaxCommitSeq(p));
     }
 
+    @Test @Seed("ARCHITECTURE: after the lock, the commit's writes in as few round trips as possible")
+    void lockForPushPrefetchesRowsAndApplyCommitWritesEverythingAtOnce() {
+        String p = partition("apply");
+        push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1));
+        StoredRow a1v2 = row("a1", "p2", 2);
+        StoredRow a3 = row("a3", "p1", 1);
+        long seq = storage().inTransaction(p, tx -> {
+            PushPreamble pre = tx.lockForPush(schema().version(), "client-1", "k2",
+                    List.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a3"), new RowKey("tasks", "a2")));
+            assertEquals(java.util.Set.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a2")), pre.rows().keySet(),
+                    "absent rows are absent from the map");
+            assertEquals(1, pre.rows().get(new RowKey("tasks", "a1")).serverVersion());
+            assertArrayEquals(row("a2", "p1", 1).payload(), pre.rows().get(new RowKey("tasks", "a2")).payload());
+            List<RowWrite> writes = List.of(new RowWrite.Upsert("tasks", a1v2, 0), new RowWrite.Upsert("tasks", a3, 1),
+                    new RowWrite.Delete("tasks", "a2", 2));
+            NewCommit commit = new NewCommit("client-1", "k2", "actor-1", 50, List.of(
+                    StoredChange.delete("tasks", "a1", Map.of("project_id", "p1")),
+                    StoredChange.upsert("tasks", "a1", 2, a1v2.scopes(), a1v2.payload()),
+                    StoredChange.upsert("tasks", "a3", 1, a3.scopes(), a3.payload()),
+                    StoredChange.delete("tasks", "a2", Map.of("project_id", "p1"))));
+            return tx.applyCommit(writes, commit, StoredPushResult.applied(0, List.of(new OperationResult.Applied(0),
+                    new OperationResult.Applied(1), new OperationResult.Applied(2))));
+        });
+        assertEquals(2, seq);
+        assertEquals(2, storage().getRow(p, "tasks", "a1").orElseThrow().serverVersion());
+        assertTrue(storage().getRow(p, "tasks", "a3").isPresent());
+        assertTrue(storage().getRow(p, "tasks", "a2").isEmpty());
+        assertEquals(List.of("a3"), storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).stream()
+                .map(StoredRow::rowId).toList());
+        assertEquals(4, storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1", "p2"), 1, 2, 10))
+                .get(0).changes().size());
+        assertEquals(2L, storage().getPushResult(p, "client-1", "k2").orElseThrow().commitSeq());
+        assertThrows(IllegalStateException.class, () -> storage().inTransaction(p, tx -> tx.applyCommit(List.of(),
+                TestSchemas.upsertCommit("k3", a3), StoredPushResult.applied(0, List.of()))), "needs the push lock");
+    }
+
     // ---------------------------------------------------------------- clients
 
     @Test @Seed("SPEC §4.5 client records, WIRE3-DELTA §8.6 wire version")

@@ -22,6 +22,8 @@ final class CommitLogSql {
     static final String PUSH_SAVEPOINT = "SAVEPOINT syncular_push_candidate";
     static final String LOCK_PARTITION = LOCK_PARTITION_INSERT + ";\n" + LOCK_PARTITION_SELECT;
     static final String LOCK_PARTITION_FOR_PUSH = LOCK_PARTITION + ";\n" + PUSH_SAVEPOINT;
+    /** Back to the push savepoint, keeping it (a later rejection rolls back to it again). */
+    static final String ROLLBACK_TO_SAVEPOINT_KEEP = "ROLLBACK TO SAVEPOINT syncular_push_candidate";
     static final String ROLLBACK_TO_PUSH_SAVEPOINT =
             "ROLLBACK TO SAVEPOINT syncular_push_candidate;\nRELEASE SAVEPOINT syncular_push_candidate";
 

@@ -4,6 +4,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +15,9 @@ import java.util.Optional;
 import java.util.Set;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.PushPreamble;
+import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -101,27 +107,49 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     @Override
-    public PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId) {
+    public PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId,
+                                    Collection<RowKey> prefetch) {
+        Map<String, List<String>> idsByTable = new LinkedHashMap<>();
+        for (RowKey k : prefetch) idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
+        List<RowTable> tables = new ArrayList<>();
+        StringBuilder sql = new StringBuilder(CommitLogSql.LOCK_PARTITION_FOR_PUSH).append(";\n")
+                .append(CommitLogSql.READ_SERVE_GATE).append(";\n").append(CommitLogSql.GET_PUSH_RESULT);
+        for (String table : idsByTable.keySet()) {
+            RowTable t = storage.table(table);
+            tables.add(t);
+            sql.append(";\n").append(t.selectRowsSql);
+        }
         ServeGate[] gate = new ServeGate[1];
         @SuppressWarnings("unchecked")
         Optional<StoredPushResult>[] existing = new Optional[] {Optional.empty()};
-        run(CommitLogSql.LOCK_PARTITION_FOR_PUSH + ";\n" + CommitLogSql.READ_SERVE_GATE + ";\n"
-                + CommitLogSql.GET_PUSH_RESULT, (ps, i) -> {
-                    ps.setString(i++, partition);
-                    ps.setString(i++, partition);
-                    ps.setString(i++, partition);
-                    ps.setInt(i++, runningSchemaVersion);
-                    ps.setString(i++, partition);
-                    ps.setString(i++, clientId);
-                    ps.setString(i++, clientCommitId);
-                    return i;
-                }, (index, rs) -> {
-                    // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored result
-                    if (index == 1) gate[0] = PostgresServerStorage.serveGateFrom(rs);
-                    if (index == 2 && rs.next()) existing[0] = Optional.of(StoredJson.parsePushResult(rs.getString(1)));
-                });
+        Map<RowKey, StoredRow> rows = new HashMap<>();
+        run(sql.toString(), (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, partition);
+            ps.setString(i++, partition);
+            ps.setInt(i++, runningSchemaVersion);
+            ps.setString(i++, partition);
+            ps.setString(i++, clientId);
+            ps.setString(i++, clientCommitId);
+            for (RowTable t : tables) {
+                ps.setString(i++, partition);
+                ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
+            }
+            return i;
+        }, (index, rs) -> {
+            // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored result, 3.. = rows per table
+            if (index == 1) gate[0] = PostgresServerStorage.serveGateFrom(rs);
+            if (index == 2 && rs.next()) existing[0] = Optional.of(StoredJson.parsePushResult(rs.getString(1)));
+            if (index >= 3) {
+                String table = tables.get(index - 3).schema.name();
+                while (rs.next()) {
+                    StoredRow row = PostgresServerStorage.rowFrom(rs);
+                    rows.put(new RowKey(table, row.rowId()), row);
+                }
+            }
+        });
         pushSavepoint = true;
-        return new PushPreamble(gate[0], existing[0]);
+        return new PushPreamble(gate[0], existing[0], rows);
     }
 
     // ------------------------------------------------------------ reads
@@ -212,7 +240,59 @@ final class PostgresTransaction implements StorageTransaction {
         return append(commit, applied);
     }
 
+    @Override
+    public long applyCommit(List<RowWrite> writes, NewCommit commit, StoredPushResult applied) {
+        if (!pushSavepoint) throw new IllegalStateException("applyCommit requires lockPartitionForPush() first");
+        if (applied.status() != StoredPushResult.Status.APPLIED) {
+            throw new IllegalArgumentException("applyCommit stores an applied result");
+        }
+        List<Statement> statements = new ArrayList<>();
+        for (RowWrite w : writes) statements.add(writeStatement(w));
+        try {
+            return append(commit, applied, statements);
+        } catch (StorageException e) {
+            if (e.code() != StorageErrorCode.CONSTRAINT_VIOLATION || writes.isEmpty()) throw e;
+            if (writes.size() == 1) {
+                throw new StorageException(e.code(), e.details(), writes.get(0).opIndex(), e.getCause());
+            }
+            // which write was it? back to the push savepoint, then the writes alone, one round trip each; the
+            // failing one throws with its own opIndex (this path runs only when a commit is being rejected)
+            run(CommitLogSql.ROLLBACK_TO_SAVEPOINT_KEEP, null, IGNORE);
+            for (RowWrite w : writes) {
+                Statement st = writeStatement(w);
+                try {
+                    run(st.sql, st.binder, IGNORE);
+                } catch (StorageException each) {
+                    if (each.code() == StorageErrorCode.CONSTRAINT_VIOLATION) {
+                        throw new StorageException(each.code(), each.details(), w.opIndex(), each.getCause());
+                    }
+                    throw each;
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** One statement of a multi-statement round trip: its text and how to bind it from a parameter index. */
+    private record Statement(String sql, Binder binder) { }
+
+    private Statement writeStatement(RowWrite w) {
+        RowTable t = storage.table(w.table());
+        if (w instanceof RowWrite.Upsert u) {
+            StoredRow row = u.row();
+            String scopesJson = StoredJson.scopes(row.scopes());
+            return new Statement(t.upsertSql, (ps, i) -> t.bindUpsert(ps, i, partition, row.rowId(),
+                    row.serverVersion(), scopesJson, row.scopes(), row.payload()));
+        }
+        RowWrite.Delete d = (RowWrite.Delete) w;
+        return new Statement(t.deleteSql, (ps, i) -> t.bindDelete(ps, i, partition, d.rowId()));
+    }
+
     private long append(NewCommit commit, StoredPushResult applied) {
+        return append(commit, applied, List.of());
+    }
+
+    private long append(NewCommit commit, StoredPushResult applied, List<Statement> before) {
         int n = commit.changes().size();
         Integer[] idx = new Integer[n];
         String[] tbl = new String[n];
@@ -248,7 +328,11 @@ final class PostgresTransaction implements StorageTransaction {
         }
         long[] seq = new long[1];
         String resultJson = applied == null ? null : StoredJson.pushResult(applied);
-        run(applied == null ? CommitLogSql.APPEND_COMMIT : CommitLogSql.APPEND_COMMIT_WITH_RESULT, (ps, i) -> {
+        StringBuilder sql = new StringBuilder();
+        for (Statement st : before) sql.append(st.sql).append(";\n");
+        sql.append(applied == null ? CommitLogSql.APPEND_COMMIT : CommitLogSql.APPEND_COMMIT_WITH_RESULT);
+        run(sql.toString(), (ps, i) -> {
+            for (Statement st : before) i = st.binder.bind(ps, i);
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             ps.setString(i++, commit.clientId());
@@ -276,8 +360,10 @@ final class PostgresTransaction implements StorageTransaction {
             }
             return i;
         }, (index, rs) -> {
-            rs.next();
-            seq[0] = rs.getLong(1);
+            if (index == before.size()) {   // the row writes' own result sets come first
+                rs.next();
+                seq[0] = rs.getLong(1);
+            }
         });
         return seq[0];
     }

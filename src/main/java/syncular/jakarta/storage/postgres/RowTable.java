@@ -44,6 +44,8 @@ final class RowTable {
     final String upsertSql;
     final String deleteSql;
     final String selectRowSql;
+    /** {@link #selectRowSql} for many ids at once (a push's prefetch). Params: partition, rowIds[]. */
+    final String selectRowsSql;
     final String scanPageSql;
 
     RowTable(TableSchema schema) {
@@ -55,6 +57,8 @@ final class RowTable {
         this.deleteSql = buildDeleteSql();
         this.selectRowSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
                 + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
+        this.selectRowsSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
+                + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ANY(?::text[])";
         this.scanPageSql = buildScanPageSql();
     }
 

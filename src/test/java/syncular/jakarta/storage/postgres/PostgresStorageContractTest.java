@@ -13,6 +13,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.ServerStorageContractTest;
@@ -73,6 +74,44 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
             });
             assertEquals(rejected.results(), s.getPushResult(p, "client-1", "k1").orElseThrow().results());
             assertEquals(Optional.empty(), s.getRow(p, "tasks", "ok"));
+            assertEquals(0, s.getMaxCommitSeq(p));
+        }
+    }
+
+    @Test @Seed("UPSTREAM-SERVER §5 item 3, batched: the violating write of many is named by its opIndex")
+    void applyCommitNamesTheViolatingWriteAmongMany() throws Exception {
+        EmbeddedPostgresSupport.Pool own = EmbeddedPostgresSupport.newDatabase();
+        try (own) {
+            PostgresServerStorage s = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
+            s.ensureSchema(schema(), List.of());
+            try (Connection c = own.getConnection(); var st = c.createStatement()) {
+                st.execute("ALTER TABLE tasks ADD CONSTRAINT no_bad_titles CHECK (title <> 'bad')");
+            }
+            String p = partition("batched-constraint");
+            StoredRow good = TestSchemas.taskRow(schema(), "g1", "p1", 1);
+            StoredRow bad = new StoredRow("b1", 1, Map.of("project_id", "p1"),
+                    TestSchemas.taskPayload(schema(), "b1", "p1", "bad", false));
+            for (int badAt : new int[] {0, 1, 2}) {
+                List<RowWrite> writes = new java.util.ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    writes.add(new RowWrite.Upsert("tasks", i == badAt ? bad : TestSchemas.taskRow(schema(), "g" + i,
+                            "p1", 1), 10 + i));
+                }
+                String commitId = "k" + badAt;
+                s.inTransaction(p, tx -> {
+                    tx.lockForPush(1, "client-1", commitId);
+                    StorageException e = assertThrows(StorageException.class, () -> tx.applyCommit(writes,
+                            TestSchemas.upsertCommit(commitId, good), StoredPushResult.applied(0, List.of())));
+                    assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());
+                    assertEquals(10 + badAt, e.opIndex().getAsInt());
+                    tx.rejectPush("client-1", commitId, StoredPushResult.rejected(List.of(new OperationResult.Failed(
+                            10 + badAt, "sync.constraint_violation", "constraint", false, null))));
+                    return null;
+                });
+                assertEquals(StoredPushResult.Status.REJECTED,
+                        s.getPushResult(p, "client-1", commitId).orElseThrow().status());
+            }
+            assertEquals(Optional.empty(), s.getRow(p, "tasks", "g0"), "nothing of a rejected commit was kept");
             assertEquals(0, s.getMaxCommitSeq(p));
         }
     }
