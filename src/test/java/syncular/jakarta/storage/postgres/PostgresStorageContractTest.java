@@ -116,6 +116,22 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
         }
     }
 
+    @Test @Seed("ARCHITECTURE: READ COMMITTED is set, never inherited")
+    void aTransactionIsReadCommittedWhateverTheSessionDefault() throws Exception {
+        try (Connection c = db.rawConnection()) {
+            try (var st = c.createStatement()) {
+                st.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+            }
+            c.setAutoCommit(false);
+            storage.begin(c, partition("iso")).lockPartitionForPush();
+            try (var st = c.createStatement(); var rs = st.executeQuery("SHOW transaction_isolation")) {
+                rs.next();
+                assertEquals("read committed", rs.getString(1));
+            }
+            c.rollback();
+        }
+    }
+
     @Test
     void theDatabaseReallyOrdersTextLinguistically() throws Exception {
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT 'a' < 'B'")) {
