@@ -54,7 +54,6 @@ import syncular.jakarta.storage.TransactionRunner;
 public final class PostgresServerStorage implements ServerStorage {
     private final DataSource dataSource;
     private final TransactionRunner runner;
-    private final LongSupplier clock;
     private final SchemaInstaller installer;
     /** Set by ensureSchema: the running schema's tables and version (the writer version); version 0 before. */
     private volatile Installed installed = new Installed(0, Map.of(), false);
@@ -74,7 +73,6 @@ public final class PostgresServerStorage implements ServerStorage {
     public PostgresServerStorage(DataSource dataSource, TransactionRunner runner, LongSupplier clock) {
         this.dataSource = dataSource;
         this.runner = runner;
-        this.clock = clock;
         this.installer = new SchemaInstaller(dataSource, runner, clock);
     }
 
