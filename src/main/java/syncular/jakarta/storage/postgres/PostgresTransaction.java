@@ -252,11 +252,9 @@ final class PostgresTransaction implements StorageTransaction {
             return append(commit, applied, statements);
         } catch (StorageException e) {
             if (e.code() != StorageErrorCode.CONSTRAINT_VIOLATION || writes.isEmpty()) throw e;
-            if (writes.size() == 1) {
-                throw new StorageException(e.code(), e.details(), writes.get(0).opIndex(), e.getCause());
-            }
-            // which write was it? back to the push savepoint, then the writes alone, one round trip each; the
-            // failing one throws with its own opIndex (this path runs only when a commit is being rejected)
+            // which write was it (the append itself could be the culprit)? Back to the push savepoint, then the
+            // writes alone, one round trip each; the failing one throws with its own opIndex. This path runs only
+            // when a commit is about to be rejected, which rolls back to the savepoint again.
             run(CommitLogSql.ROLLBACK_TO_SAVEPOINT_KEEP, null, IGNORE);
             for (RowWrite w : writes) {
                 Statement st = writeStatement(w);
