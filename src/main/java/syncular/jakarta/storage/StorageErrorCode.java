@@ -56,7 +56,10 @@ public enum StorageErrorCode {
     RETRY_TRANSACTION("sync.storage.retry_transaction", "the transaction was aborted by a concurrent one; retry it"),
     /** SQLSTATE 55P03: a NOWAIT or lock timeout gave up. */
     LOCK_NOT_AVAILABLE("sync.storage.lock_not_available", "a database lock was not available in time"),
-    /** SQLSTATE class 08: the connection broke; the outcome of an in-flight commit is unknown. */
+    /**
+     * SQLSTATE class 08, or 57P01–57P03 (the server ended the session): the connection broke; the outcome of an
+     * in-flight commit is unknown.
+     */
     CONNECTION_LOST("sync.storage.connection_lost", "the database connection was lost"),
     /** Anything else from the driver; the cause is attached for the log, never rendered. */
     UNCLASSIFIED("sync.storage.unclassified", "the database reported an unexpected failure");

@@ -1,5 +1,6 @@
 package syncular.jakarta.storage;
 
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -11,7 +12,15 @@ import java.util.Optional;
  * <p>A push uses it in this order (ARCHITECTURE, request step 4): {@link #lockPartitionForPush()}, then
  * {@link #readServeGate}, the idempotency re-check {@link #getPushResult}, reads and row writes, then
  * {@link #appendCommit} and {@link #putPushResult}; or, when an operation is rejected, {@link #rejectPush}, after
- * which the caller returns normally so the rejection commits.
+ * which the caller returns normally so the rejection commits. Every database round trip made while the lock is
+ * held is time no other writer of the partition can use, so the same sequence has two shorter forms:
+ * <ul>
+ *   <li>{@link #lockForPush} (lock, savepoint, gate, re-check and the rows the commit targets, one round trip),
+ *       reads and writes, then {@link #appendCommit(NewCommit, StoredPushResult)} (commit, changes, scope index
+ *       and result in one round trip);</li>
+ *   <li>{@link #lockForPush}, then {@link #applyCommit} with every row write of the commit: writes, commit and
+ *       result in one round trip. The caller keeps track of its own pending writes until then.</li>
+ * </ul>
  */
 public interface StorageTransaction {
     String partition();
@@ -21,6 +30,18 @@ public interface StorageTransaction {
      * {@code FOR UPDATE} until the transaction ends, then a savepoint marks the start of the candidate writes.
      */
     void lockPartitionForPush();
+
+    /**
+     * {@link #lockPartitionForPush()}, {@link #readServeGate}, {@link #getPushResult} and {@link #getRow} of each
+     * of {@code prefetch} in that order, in one round trip: the lock is held before anything is read.
+     */
+    PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId,
+                             Collection<RowKey> prefetch);
+
+    /** {@link #lockForPush(int, String, String, Collection)} without a row prefetch. */
+    default PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId) {
+        return lockForPush(runningSchemaVersion, clientId, clientCommitId, List.of());
+    }
 
     /** The current row, including this transaction's writes. */
     Optional<StoredRow> getRow(String table, String rowId);
@@ -48,6 +69,21 @@ public interface StorageTransaction {
      */
     long appendCommit(NewCommit commit);
 
+    /**
+     * {@link #appendCommit(NewCommit)} and {@link #putPushResult} of the applied result in one statement; the
+     * result's {@code commitSeq} is replaced by the allocated one. {@code applied} must be an applied result.
+     */
+    long appendCommit(NewCommit commit, StoredPushResult applied);
+
+    /**
+     * Applies every row write of a commit in order, then {@link #appendCommit(NewCommit, StoredPushResult)}, in one
+     * round trip; requires {@link #lockPartitionForPush()} or {@link #lockForPush} first. A constraint violation
+     * throws {@link StorageErrorCode#CONSTRAINT_VIOLATION} with the {@code opIndex} of the write that caused it
+     * (found by rolling back to the push savepoint and replaying the writes one by one, on that rare path only);
+     * then call {@link #rejectPush}.
+     */
+    long applyCommit(List<RowWrite> writes, NewCommit commit, StoredPushResult applied);
+
     /** Stores a push outcome; the first writer wins (a second put for the key is a no-op). */
     void putPushResult(String clientId, String clientCommitId, StoredPushResult result);
 
@@ -59,6 +95,13 @@ public interface StorageTransaction {
 
     /** RFC 0007 owner-epoch compare-and-set inside the backfill's write; {@code false} means abort, write nothing. */
     boolean advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs);
+
+    /**
+     * Elects this transaction the one cluster-wide runner of a backfill batch for checkpoint {@code name} of this
+     * partition (ARCHITECTURE "Transactions, locks, time"): {@code true} when it got the lock, which the database
+     * frees when this transaction ends; {@code false} when another transaction holds it. Never waits.
+     */
+    boolean tryLockBackfillBatch(String name);
 
     /** The serve-gate token on this connection, so the gate and the write share one transaction. */
     ServeGate readServeGate(int runningSchemaVersion);

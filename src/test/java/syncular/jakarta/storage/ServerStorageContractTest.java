@@ -298,6 +298,67 @@ public abstract class ServerStorageContractTest {
         assertEquals(rejected.results(), back.results());
     }
 
+    @Test @Seed("ARCHITECTURE step 4 in few round trips: lock, gate and re-check together")
+    void lockForPushReturnsTheGateAndTheStoredResultUnderTheLock() {
+        String p = partition("preamble");
+        storage().touchPartition(p, 1, "e-pre");
+        StoredRow r = row("a1", "p1", 1);
+        long seq = storage().inTransaction(p, tx -> {
+            PushPreamble pre = tx.lockForPush(schema().version(), "client-1", "k1");
+            assertEquals("e-pre", pre.gate().logEpoch());
+            assertEquals(schema().version(), pre.gate().storedSchemaVersion());
+            assertEquals(Optional.empty(), pre.existing());
+            tx.upsertRow("tasks", r, 0);
+            return tx.appendCommit(TestSchemas.upsertCommit("k1", r),
+                    StoredPushResult.applied(0, List.of(new OperationResult.Applied(0))));
+        });
+        assertEquals(1, seq);
+        StoredPushResult stored = storage().getPushResult(p, "client-1", "k1").orElseThrow();
+        assertEquals(1L, stored.commitSeq(), "the allocated seq replaced the placeholder");
+        assertEquals(List.of(new OperationResult.Applied(0)), stored.results());
+        PushPreamble replay = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(), "client-1", "k1"));
+        assertEquals(Optional.of(stored).map(StoredPushResult::commitSeq), replay.existing().map(StoredPushResult::commitSeq));
+        assertThrows(IllegalArgumentException.class, () -> storage().inTransaction(p, tx -> tx.appendCommit(
+                TestSchemas.upsertCommit("k2", r), StoredPushResult.rejected(List.of()))));
+        assertEquals(1, storage().getMaxCommitSeq(p));
+    }
+
+    @Test @Seed("ARCHITECTURE: after the lock, the commit's writes in as few round trips as possible")
+    void lockForPushPrefetchesRowsAndApplyCommitWritesEverythingAtOnce() {
+        String p = partition("apply");
+        push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1));
+        StoredRow a1v2 = row("a1", "p2", 2);
+        StoredRow a3 = row("a3", "p1", 1);
+        long seq = storage().inTransaction(p, tx -> {
+            PushPreamble pre = tx.lockForPush(schema().version(), "client-1", "k2",
+                    List.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a3"), new RowKey("tasks", "a2")));
+            assertEquals(java.util.Set.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a2")), pre.rows().keySet(),
+                    "absent rows are absent from the map");
+            assertEquals(1, pre.rows().get(new RowKey("tasks", "a1")).serverVersion());
+            assertArrayEquals(row("a2", "p1", 1).payload(), pre.rows().get(new RowKey("tasks", "a2")).payload());
+            List<RowWrite> writes = List.of(new RowWrite.Upsert("tasks", a1v2, 0), new RowWrite.Upsert("tasks", a3, 1),
+                    new RowWrite.Delete("tasks", "a2", 2));
+            NewCommit commit = new NewCommit("client-1", "k2", "actor-1", 50, List.of(
+                    StoredChange.delete("tasks", "a1", Map.of("project_id", "p1")),
+                    StoredChange.upsert("tasks", "a1", 2, a1v2.scopes(), a1v2.payload()),
+                    StoredChange.upsert("tasks", "a3", 1, a3.scopes(), a3.payload()),
+                    StoredChange.delete("tasks", "a2", Map.of("project_id", "p1"))));
+            return tx.applyCommit(writes, commit, StoredPushResult.applied(0, List.of(new OperationResult.Applied(0),
+                    new OperationResult.Applied(1), new OperationResult.Applied(2))));
+        });
+        assertEquals(2, seq);
+        assertEquals(2, storage().getRow(p, "tasks", "a1").orElseThrow().serverVersion());
+        assertTrue(storage().getRow(p, "tasks", "a3").isPresent());
+        assertTrue(storage().getRow(p, "tasks", "a2").isEmpty());
+        assertEquals(List.of("a3"), storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).stream()
+                .map(StoredRow::rowId).toList());
+        assertEquals(4, storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1", "p2"), 1, 2, 10))
+                .get(0).changes().size());
+        assertEquals(2L, storage().getPushResult(p, "client-1", "k2").orElseThrow().commitSeq());
+        assertThrows(IllegalStateException.class, () -> storage().inTransaction(p, tx -> tx.applyCommit(List.of(),
+                TestSchemas.upsertCommit("k3", a3), StoredPushResult.applied(0, List.of()))), "needs the push lock");
+    }
+
     // ---------------------------------------------------------------- clients
 
     @Test @Seed("SPEC §4.5 client records, WIRE3-DELTA §8.6 wire version")
@@ -393,6 +454,57 @@ public abstract class ServerStorageContractTest {
         storage().rotatePartitionLogEpoch(p, "e-restored", 2);
         assertEquals(Optional.of(new ServeGateRefusal.Epoch()),
                 storage().readServeGate(p, version).changedSince(before));
+    }
+
+    // ------------------------------------------------------------- RFC 0007
+
+    @Test @Seed("UPSTREAM-SERVER §3.4 checkpoint lifecycle, through the interface")
+    void checkpointLifecycleFromDeclarationToActivation() {
+        String p = partition("lifecycle");
+        int v = schema().version();
+        StoredCheckpoint declared = storage().declareCheckpoint(p, "proj", v, 10);
+        assertEquals(CheckpointState.DECLARED, declared.state());
+        assertEquals(List.of(declared), storage().readCheckpoints(p));
+        StoredCheckpoint claimed = storage().claimCheckpoint(p, "proj", v, 11);
+        assertEquals(CheckpointState.BACKFILLING, claimed.state());
+        assertEquals(1, claimed.ownerEpoch());
+        push(p, "c1", row("a1", "p1", 1));
+        long watermark = storage().sourceCoverageSeq(p, List.of("tasks"));
+        assertEquals(1, watermark);
+        assertTrue(storage().advanceCheckpoint(p, "proj", 1, watermark, 1, 12));
+        assertEquals(SourceCoverage.CLEAN, storage().hasSourceChangesAbove(p, List.of("tasks"), watermark));
+        assertEquals(ActivationOutcome.ACTIVATED,
+                storage().activateCheckpoint(p, "proj", 1, watermark, List.of("tasks"), 13));
+        StoredCheckpoint activated = storage().readCheckpoints(p).get(0);
+        assertEquals(CheckpointState.ACTIVATED, activated.state());
+        assertEquals(watermark, activated.watermark());
+        assertEquals(1, activated.observedRows());
+        assertEquals(13, activated.updatedAtMs());
+    }
+
+    @Test @Seed("seeds/003: stale, unverifiable, superseded, fence missing")
+    void checkpointRefusalsAreValuesOrCodes() {
+        String p = partition("refusals");
+        int v = schema().version();
+        storage().touchPartition(p, 1, "e");
+        assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
+                () -> storage().claimCheckpoint(p, "proj", v, 0)).code());
+        assertEquals(StorageErrorCode.CHECKPOINT_FENCE_MISSING, assertThrows(StorageException.class,
+                () -> storage().activateCheckpoint(p, "proj", 1, 0, List.of("tasks"), 0)).code());
+        storage().declareCheckpoint(p, "proj", v, 0);
+        long first = storage().claimCheckpoint(p, "proj", v, 0).ownerEpoch();
+        long second = storage().claimCheckpoint(p, "proj", v, 0).ownerEpoch();
+        assertTrue(second > first);
+        assertFalse(storage().advanceCheckpoint(p, "proj", first, 5, 5, 0), "a superseded owner writes nothing");
+        push(p, "c1", row("a1", "p1", 1));
+        push(p, "c2", row("a2", "p1", 1));
+        assertEquals(SourceCoverage.CHANGED, storage().hasSourceChangesAbove(p, List.of("tasks"), 1));
+        assertEquals(ActivationOutcome.STALE, storage().activateCheckpoint(p, "proj", second, 1, List.of("tasks"), 0));
+        storage().pruneCommitsThrough(p, new CommitPruneQuery("e", 2));
+        assertEquals(SourceCoverage.UNVERIFIABLE, storage().hasSourceChangesAbove(p, List.of("tasks"), 1));
+        assertEquals(ActivationOutcome.UNVERIFIABLE,
+                storage().activateCheckpoint(p, "proj", second, 1, List.of("tasks"), 0));
+        assertEquals(CheckpointState.BACKFILLING, storage().readCheckpoints(p).get(0).state());
     }
 
     @Test

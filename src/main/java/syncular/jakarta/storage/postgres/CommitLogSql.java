@@ -22,6 +22,8 @@ final class CommitLogSql {
     static final String PUSH_SAVEPOINT = "SAVEPOINT syncular_push_candidate";
     static final String LOCK_PARTITION = LOCK_PARTITION_INSERT + ";\n" + LOCK_PARTITION_SELECT;
     static final String LOCK_PARTITION_FOR_PUSH = LOCK_PARTITION + ";\n" + PUSH_SAVEPOINT;
+    /** Back to the push savepoint, keeping it (a later rejection rolls back to it again). */
+    static final String ROLLBACK_TO_SAVEPOINT_KEEP = "ROLLBACK TO SAVEPOINT syncular_push_candidate";
     static final String ROLLBACK_TO_PUSH_SAVEPOINT =
             "ROLLBACK TO SAVEPOINT syncular_push_candidate;\nRELEASE SAVEPOINT syncular_push_candidate";
 
@@ -32,7 +34,7 @@ final class CommitLogSql {
      * Params: partition; partition, clientId, clientCommitId, actorId, createdAtMs, writerVersion; partition,
      * idx[], tbl[], rowId[], op[], rowVersion[], scopes[], payload[]; partition, tbl[], var[], value[].
      */
-    static final String APPEND_COMMIT = """
+    static final String APPEND_COMMIT_CTES = """
             WITH allocated AS (
               INSERT INTO sync_partitions(partition, max_commit_seq) VALUES (?, 1)
               ON CONFLICT (partition) DO UPDATE SET max_commit_seq = sync_partitions.max_commit_seq + 1
@@ -51,7 +53,21 @@ final class CommitLogSql {
               INSERT INTO sync_change_scopes(partition, tbl, var, value, commit_seq)
               SELECT ?, v.tbl, v.var, v.value, c.commit_seq
                 FROM c, unnest(?::text[], ?::text[], ?::text[]) AS v(tbl, var, value)
-              ON CONFLICT DO NOTHING)
+              ON CONFLICT DO NOTHING)""";
+
+    static final String APPEND_COMMIT = APPEND_COMMIT_CTES + "\nSELECT commit_seq FROM c";
+
+    /**
+     * {@link #APPEND_COMMIT} plus the applied push result in the same statement, with the allocated seq written
+     * into its {@code commitSeq} (first writer wins, as {@link #PUT_PUSH_RESULT}). Extra params: partition,
+     * clientId, clientCommitId, result JSON.
+     */
+    static final String APPEND_COMMIT_WITH_RESULT = APPEND_COMMIT_CTES + """
+            ,
+            pr AS (
+              INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
+              SELECT ?, ?, ?, jsonb_set(?::jsonb, '{commitSeq}', to_jsonb(c.commit_seq)) FROM c
+              ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING)
             SELECT commit_seq FROM c""";
 
     /**

@@ -9,6 +9,7 @@ import syncular.jakarta.storage.StorageException;
 /**
  * The one place a driver failure becomes a {@link StorageErrorCode} (STYLE §6.5). Walks the cause chain and
  * {@link SQLException#getNextException()} (a batch hides the server's error there) to the first SQLState.
+ * Every branch has a test that provokes it on a real server ({@code PgErrorsTest}).
  *
  * <p>The writer-fence trigger raises its text under the generic {@code P0001} (seeds/003), so it is recognised by
  * SQLState {@code P0001} plus an exact match on the server's primary message, never a substring of
@@ -44,7 +45,10 @@ public final class PgErrors {
         if (state.equals("40001") || state.equals("40P01")) return StorageErrorCode.RETRY_TRANSACTION;
         if (state.equals("55P03")) return StorageErrorCode.LOCK_NOT_AVAILABLE;
         if (state.startsWith("23")) return StorageErrorCode.CONSTRAINT_VIOLATION;
-        if (state.startsWith("08")) return StorageErrorCode.CONNECTION_LOST;
+        // class 08, and 57P01..57P03: the server ended the session (pg_terminate_backend, shutdown, recovery)
+        if (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03")) {
+            return StorageErrorCode.CONNECTION_LOST;
+        }
         return StorageErrorCode.UNCLASSIFIED;
     }
 

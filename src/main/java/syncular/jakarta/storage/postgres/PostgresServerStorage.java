@@ -54,12 +54,11 @@ import syncular.jakarta.storage.TransactionRunner;
 public final class PostgresServerStorage implements ServerStorage {
     private final DataSource dataSource;
     private final TransactionRunner runner;
-    private final LongSupplier clock;
     private final SchemaInstaller installer;
-    /** Set by ensureSchema: the running schema's tables and version (the writer version). */
-    private volatile Installed installed = new Installed(0, Map.of());
+    /** Set by ensureSchema: the running schema's tables and version (the writer version); version 0 before. */
+    private volatile Installed installed = new Installed(0, Map.of(), false);
 
-    private record Installed(int version, Map<String, RowTable> tables) { }
+    private record Installed(int version, Map<String, RowTable> tables, boolean ensured) { }
 
     @FunctionalInterface
     interface SqlRead<T> {
@@ -74,7 +73,6 @@ public final class PostgresServerStorage implements ServerStorage {
     public PostgresServerStorage(DataSource dataSource, TransactionRunner runner, LongSupplier clock) {
         this.dataSource = dataSource;
         this.runner = runner;
-        this.clock = clock;
         this.installer = new SchemaInstaller(dataSource, runner, clock);
     }
 
@@ -85,11 +83,11 @@ public final class PostgresServerStorage implements ServerStorage {
 
     @Override
     public synchronized void ensureSchema(CompiledSchema schema, List<CheckpointDeclaration> declarations) {
-        if (installed.version == schema.version() && !installed.tables.isEmpty()) return;   // memoized per version
+        if (installed.ensured && installed.version == schema.version()) return;   // memoized per instance and version
         installer.ensure(schema, declarations);
         Map<String, RowTable> tables = new LinkedHashMap<>();
         for (TableSchema t : schema.tables()) tables.put(t.name(), new RowTable(t));
-        installed = new Installed(schema.version(), Map.copyOf(tables));
+        installed = new Installed(schema.version(), Map.copyOf(tables), true);
     }
 
     @Override
@@ -179,15 +177,13 @@ public final class PostgresServerStorage implements ServerStorage {
 
     // -------------------------------------------------------------- transactions
 
+    /**
+     * READ COMMITTED is set, never inherited from a pool's default (ARCHITECTURE), as the first statement the
+     * transaction sends (it rides in that statement's round trip); PostgreSQL refuses it loudly if the caller already
+     * ran a statement in this transaction, which would make the level unknowable.
+     */
     @Override
     public StorageTransaction begin(Connection connection, String partition) {
-        try {
-            // set, never inherited from a pool's default (ARCHITECTURE); fails loudly if the caller already ran a
-            // statement in this transaction, which would make the level unknowable
-            SchemaInstaller.exec(connection, CommitLogSql.SET_READ_COMMITTED);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
         return new PostgresTransaction(this, connection, partition, installed.version);
     }
 
@@ -223,10 +219,19 @@ public final class PostgresServerStorage implements ServerStorage {
         });
     }
 
+    /** Params: partition, horizon (three times). */
     static final String PRUNE_DELETE = """
             DELETE FROM sync_changes WHERE partition = ? AND commit_seq <= ?;
             DELETE FROM sync_change_scopes WHERE partition = ? AND commit_seq <= ?;
             DELETE FROM sync_tombstones WHERE partition = ? AND commit_seq <= ?""";
+
+    /**
+     * Monotonic; the partition row's lock is taken by this last statement, so a prune blocks the partition's pushes
+     * only from here to its commit, not while it deletes. Params: horizon, partition.
+     */
+    static final String RAISE_HORIZON = """
+            UPDATE sync_partitions SET horizon_seq = GREATEST(horizon_seq, ?) WHERE partition = ?
+            RETURNING horizon_seq""";
 
     @Override
     public CommitPruneResult pruneCommitsThrough(String partition, CommitPruneQuery query) {
@@ -246,41 +251,43 @@ public final class PostgresServerStorage implements ServerStorage {
                 }
             }
             long previous;
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION)) {
-                ps.setString(1, partition);
-                ps.setString(2, partition);
-                ps.execute();
-            }
             try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT horizon_seq FROM sync_partitions WHERE partition = ?")) {
+                    "SELECT COALESCE((SELECT horizon_seq FROM sync_partitions WHERE partition = ?), 0)")) {
                 ps.setString(1, partition);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     previous = rs.getLong(1);
                 }
             }
-            long horizon = Math.max(previous, query.throughSeq());
-            if (horizon > previous) {
-                try (PreparedStatement ps = c.prepareStatement(
-                        "UPDATE sync_partitions SET horizon_seq = ? WHERE partition = ?")) {
-                    ps.setLong(1, horizon);
-                    ps.setString(2, partition);
-                    ps.executeUpdate();
-                }
-            }
+            // a concurrent prune may raise the horizon meanwhile: deletes are idempotent and the raise is GREATEST
+            long target = Math.max(previous, query.throughSeq());
             long removed;
             try (PreparedStatement ps = c.prepareStatement(
                     "DELETE FROM sync_commits WHERE partition = ? AND commit_seq <= ?")) {
                 ps.setString(1, partition);
-                ps.setLong(2, horizon);
+                ps.setLong(2, target);
                 removed = ps.executeUpdate();
             }
             try (PreparedStatement ps = c.prepareStatement(PRUNE_DELETE)) {
                 for (int i = 0; i < 3; i++) {
                     ps.setString(2 * i + 1, partition);
-                    ps.setLong(2 * i + 2, horizon);
+                    ps.setLong(2 * i + 2, target);
                 }
                 ps.execute();
+            }
+            long horizon = target;
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION_INSERT + ";\n"
+                    + RAISE_HORIZON)) {
+                ps.setString(1, partition);
+                ps.setLong(2, target);
+                ps.setString(3, partition);
+                boolean isResultSet = ps.execute();
+                while (!isResultSet && ps.getUpdateCount() != -1) isResultSet = ps.getMoreResults();
+                if (isResultSet) {
+                    try (ResultSet rs = ps.getResultSet()) {
+                        if (rs.next()) horizon = rs.getLong(1);
+                    }
+                }
             }
             return new CommitPruneResult(previous, horizon, removed);
         });
@@ -390,10 +397,14 @@ public final class PostgresServerStorage implements ServerStorage {
             ps.setString(2, rowId);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) return Optional.empty();
-                return Optional.of(new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)),
-                        rs.getBytes(4)));
+                return Optional.of(rowFrom(rs));
             }
         }
+    }
+
+    /** A row from {@code RowTable.selectRowSql}'s columns. */
+    static StoredRow rowFrom(ResultSet rs) throws SQLException {
+        return new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)), rs.getBytes(4));
     }
 
     @Override
@@ -456,17 +467,6 @@ public final class PostgresServerStorage implements ServerStorage {
                 if (!rs.next()) return Optional.empty();
                 return Optional.of(StoredJson.parsePushResult(rs.getString(1)));
             }
-        }
-    }
-
-    static void putPushResultOn(Connection c, String partition, String clientId, String clientCommitId,
-                                StoredPushResult result) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.PUT_PUSH_RESULT)) {
-            ps.setString(1, partition);
-            ps.setString(2, clientId);
-            ps.setString(3, clientCommitId);
-            ps.setString(4, StoredJson.pushResult(result));
-            ps.executeUpdate();
         }
     }
 
@@ -546,20 +546,25 @@ public final class PostgresServerStorage implements ServerStorage {
     }
 
     static ServeGate readServeGateOn(Connection c, String partition, int runningSchemaVersion) throws SQLException {
-        int stored = 0;
-        String epoch = null;
-        List<PendingCheckpoint> pending = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_SERVE_GATE)) {
             ps.setString(1, partition);
             ps.setInt(2, runningSchemaVersion);
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    switch (rs.getString(1)) {
-                        case "e" -> epoch = rs.getString(2);
-                        case "m" -> stored = Integer.parseInt(rs.getString(2));
-                        default -> pending.add(new PendingCheckpoint(rs.getString(2), rs.getString(3)));
-                    }
-                }
+                return serveGateFrom(rs);
+            }
+        }
+    }
+
+    /** The token from {@link CommitLogSql#READ_SERVE_GATE}'s rows. */
+    static ServeGate serveGateFrom(ResultSet rs) throws SQLException {
+        int stored = 0;
+        String epoch = null;
+        List<PendingCheckpoint> pending = new ArrayList<>();
+        while (rs.next()) {
+            switch (rs.getString(1)) {
+                case "e" -> epoch = rs.getString(2);
+                case "m" -> stored = Integer.parseInt(rs.getString(2));
+                default -> pending.add(new PendingCheckpoint(rs.getString(2), rs.getString(3)));
             }
         }
         return new ServeGate(stored, epoch, pending);

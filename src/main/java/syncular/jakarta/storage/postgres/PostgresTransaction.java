@@ -4,13 +4,20 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import syncular.jakarta.storage.NewCommit;
+import syncular.jakarta.storage.PushPreamble;
+import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -22,6 +29,12 @@ import syncular.jakarta.storage.StoredRow;
 /**
  * {@link StorageTransaction} on the caller's connection (seeds/003 {@code PostgresTransaction}, minus commit and
  * rollback, which belong to the runner or the JTA container). Not thread-safe.
+ *
+ * <p>Round trips: while a push holds the partition lock every round trip is time no other writer of the partition
+ * can use (ARCHITECTURE "Transactions, locks, time"), so statements travel together where the order allows. pgjdbc
+ * sends a multi-statement text as one pipelined round trip. The isolation level rides in front of the first
+ * statement. Row writes are sent at once, never staged: a staged write that no later call flushes would be lost
+ * silently when the caller's container commits.
  */
 final class PostgresTransaction implements StorageTransaction {
     private final PostgresServerStorage storage;
@@ -29,7 +42,18 @@ final class PostgresTransaction implements StorageTransaction {
     private final String partition;
     /** The schema version this transaction writes; stamped on every appended commit for the fence trigger. */
     private final int writerVersion;
+    private boolean isolationPending = true;
     private boolean pushSavepoint;
+
+    @FunctionalInterface
+    private interface Binder {
+        int bind(PreparedStatement ps, int from) throws SQLException;
+    }
+
+    @FunctionalInterface
+    private interface ResultVisitor {
+        void visit(int index, ResultSet rs) throws SQLException;
+    }
 
     PostgresTransaction(PostgresServerStorage storage, Connection c, String partition, int writerVersion) {
         this.storage = storage;
@@ -40,38 +64,129 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override public String partition() { return partition; }
 
-    @Override
-    public void lockPartitionForPush() {
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION_FOR_PUSH)) {
-            ps.setString(1, partition);
-            ps.setString(2, partition);
-            ps.execute();
-            pushSavepoint = true;
+    // ------------------------------------------------------------ statement plumbing
+
+    /**
+     * Runs {@code sql} (possibly several statements) in one round trip, preceded by the isolation level when this is
+     * the transaction's first statement. {@code visitor} sees {@code sql}'s result sets in order.
+     */
+    private void run(String sql, Binder binder, ResultVisitor visitor) {
+        String text = isolationPending ? CommitLogSql.SET_READ_COMMITTED + ";\n" + sql : sql;
+        isolationPending = false;
+        try (PreparedStatement ps = c.prepareStatement(text)) {
+            if (binder != null) binder.bind(ps, 1);
+            int seen = -1;
+            boolean isResultSet = ps.execute();
+            while (true) {
+                if (isResultSet) {
+                    try (ResultSet rs = ps.getResultSet()) {
+                        visitor.visit(++seen, rs);
+                    }
+                } else if (ps.getUpdateCount() == -1) {
+                    break;
+                }
+                isResultSet = ps.getMoreResults();
+            }
         } catch (SQLException e) {
             throw PgErrors.classify(e);
         }
     }
 
+    private static final ResultVisitor IGNORE = (i, rs) -> { };
+
+    // ------------------------------------------------------------ lock
+
+    @Override
+    public void lockPartitionForPush() {
+        run(CommitLogSql.LOCK_PARTITION_FOR_PUSH, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, partition);
+            return i;
+        }, IGNORE);
+        pushSavepoint = true;
+    }
+
+    @Override
+    public PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId,
+                                    Collection<RowKey> prefetch) {
+        Map<String, List<String>> idsByTable = new LinkedHashMap<>();
+        for (RowKey k : prefetch) idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
+        List<RowTable> tables = new ArrayList<>();
+        StringBuilder sql = new StringBuilder(CommitLogSql.LOCK_PARTITION_FOR_PUSH).append(";\n")
+                .append(CommitLogSql.READ_SERVE_GATE).append(";\n").append(CommitLogSql.GET_PUSH_RESULT);
+        for (String table : idsByTable.keySet()) {
+            RowTable t = storage.table(table);
+            tables.add(t);
+            sql.append(";\n").append(t.selectRowsSql);
+        }
+        ServeGate[] gate = new ServeGate[1];
+        @SuppressWarnings("unchecked")
+        Optional<StoredPushResult>[] existing = new Optional[] {Optional.empty()};
+        Map<RowKey, StoredRow> rows = new HashMap<>();
+        run(sql.toString(), (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, partition);
+            ps.setString(i++, partition);
+            ps.setInt(i++, runningSchemaVersion);
+            ps.setString(i++, partition);
+            ps.setString(i++, clientId);
+            ps.setString(i++, clientCommitId);
+            for (RowTable t : tables) {
+                ps.setString(i++, partition);
+                ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
+            }
+            return i;
+        }, (index, rs) -> {
+            // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored result, 3.. = rows per table
+            if (index == 1) gate[0] = PostgresServerStorage.serveGateFrom(rs);
+            if (index == 2 && rs.next()) existing[0] = Optional.of(StoredJson.parsePushResult(rs.getString(1)));
+            if (index >= 3) {
+                String table = tables.get(index - 3).schema.name();
+                while (rs.next()) {
+                    StoredRow row = PostgresServerStorage.rowFrom(rs);
+                    rows.put(new RowKey(table, row.rowId()), row);
+                }
+            }
+        });
+        pushSavepoint = true;
+        return new PushPreamble(gate[0], existing[0], rows);
+    }
+
+    // ------------------------------------------------------------ reads
+
     @Override
     public Optional<StoredRow> getRow(String table, String rowId) {
-        try {
-            return PostgresServerStorage.getRowOn(c, storage.table(table), partition, rowId);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+        RowTable t = storage.table(table);
+        @SuppressWarnings("unchecked")
+        Optional<StoredRow>[] out = new Optional[] {Optional.empty()};
+        run(t.selectRowSql, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, rowId);
+            return i;
+        }, (index, rs) -> {
+            if (rs.next()) out[0] = Optional.of(PostgresServerStorage.rowFrom(rs));
+        });
+        return out[0];
     }
 
     @Override
     public Optional<StoredPushResult> getPushResult(String clientId, String clientCommitId) {
-        try {
-            return PostgresServerStorage.getPushResultOn(c, partition, clientId, clientCommitId);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+        @SuppressWarnings("unchecked")
+        Optional<StoredPushResult>[] out = new Optional[] {Optional.empty()};
+        run(CommitLogSql.GET_PUSH_RESULT, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, clientId);
+            ps.setString(i++, clientCommitId);
+            return i;
+        }, (index, rs) -> {
+            if (rs.next()) out[0] = Optional.of(StoredJson.parsePushResult(rs.getString(1)));
+        });
+        return out[0];
     }
 
     @Override
     public List<StoredRow> scanRows(RowScanQuery query) {
+        if (isolationPending) run("SELECT 1", null, IGNORE);
         try {
             return PostgresServerStorage.scanRowsOn(c, storage.table(query.table()), partition, query);
         } catch (SQLException e) {
@@ -80,12 +195,27 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     @Override
+    public ServeGate readServeGate(int runningSchemaVersion) {
+        ServeGate[] gate = new ServeGate[1];
+        run(CommitLogSql.READ_SERVE_GATE, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setInt(i++, runningSchemaVersion);
+            return i;
+        }, (index, rs) -> gate[0] = PostgresServerStorage.serveGateFrom(rs));
+        return gate[0];
+    }
+
+    // ------------------------------------------------------------ writes
+
+    @Override
     public void upsertRow(String table, StoredRow row, int opIndex) {
         RowTable t = storage.table(table);
-        try (PreparedStatement ps = c.prepareStatement(t.upsertSql)) {
-            t.bindUpsert(ps, partition, row.rowId(), row.serverVersion(), StoredJson.scopes(row.scopes()),
-                    row.scopes(), row.payload());
-            ps.executeQuery().close();
+        String scopesJson = StoredJson.scopes(row.scopes());
+        String text = isolationPending ? CommitLogSql.SET_READ_COMMITTED + ";\n" + t.upsertSql : t.upsertSql;
+        isolationPending = false;
+        try (PreparedStatement ps = c.prepareStatement(text)) {
+            t.bindUpsert(ps, 1, partition, row.rowId(), row.serverVersion(), scopesJson, row.scopes(), row.payload());
+            ps.execute();
         } catch (SQLException e) {
             throw PgErrors.classifyRowWrite(e, opIndex);
         }
@@ -94,23 +224,73 @@ final class PostgresTransaction implements StorageTransaction {
     @Override
     public void deleteRow(String table, String rowId) {
         RowTable t = storage.table(table);
-        try (PreparedStatement ps = c.prepareStatement(t.deleteSql)) {
-            int i = 1;
-            ps.setString(i++, partition);
-            ps.setString(i++, rowId);
-            for (int k = 0; k < 2; k++) {
-                ps.setString(i++, partition);
-                ps.setString(i++, table);
-                ps.setString(i++, rowId);
-            }
-            ps.executeQuery().close();
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+        run(t.deleteSql, (ps, i) -> t.bindDelete(ps, i, partition, rowId), IGNORE);
     }
 
     @Override
     public long appendCommit(NewCommit commit) {
+        return append(commit, null);
+    }
+
+    @Override
+    public long appendCommit(NewCommit commit, StoredPushResult applied) {
+        if (applied.status() != StoredPushResult.Status.APPLIED) {
+            throw new IllegalArgumentException("appendCommit stores an applied result");
+        }
+        return append(commit, applied);
+    }
+
+    @Override
+    public long applyCommit(List<RowWrite> writes, NewCommit commit, StoredPushResult applied) {
+        if (!pushSavepoint) throw new IllegalStateException("applyCommit requires lockPartitionForPush() first");
+        if (applied.status() != StoredPushResult.Status.APPLIED) {
+            throw new IllegalArgumentException("applyCommit stores an applied result");
+        }
+        List<Statement> statements = new ArrayList<>();
+        for (RowWrite w : writes) statements.add(writeStatement(w));
+        try {
+            return append(commit, applied, statements);
+        } catch (StorageException e) {
+            if (e.code() != StorageErrorCode.CONSTRAINT_VIOLATION || writes.isEmpty()) throw e;
+            // which write was it (the append itself could be the culprit)? Back to the push savepoint, then the
+            // writes alone, one round trip each; the failing one throws with its own opIndex. This path runs only
+            // when a commit is about to be rejected, which rolls back to the savepoint again.
+            run(CommitLogSql.ROLLBACK_TO_SAVEPOINT_KEEP, null, IGNORE);
+            for (RowWrite w : writes) {
+                Statement st = writeStatement(w);
+                try {
+                    run(st.sql, st.binder, IGNORE);
+                } catch (StorageException each) {
+                    if (each.code() == StorageErrorCode.CONSTRAINT_VIOLATION) {
+                        throw new StorageException(each.code(), each.details(), w.opIndex(), each.getCause());
+                    }
+                    throw each;
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** One statement of a multi-statement round trip: its text and how to bind it from a parameter index. */
+    private record Statement(String sql, Binder binder) { }
+
+    private Statement writeStatement(RowWrite w) {
+        RowTable t = storage.table(w.table());
+        if (w instanceof RowWrite.Upsert u) {
+            StoredRow row = u.row();
+            String scopesJson = StoredJson.scopes(row.scopes());
+            return new Statement(t.upsertSql, (ps, i) -> t.bindUpsert(ps, i, partition, row.rowId(),
+                    row.serverVersion(), scopesJson, row.scopes(), row.payload()));
+        }
+        RowWrite.Delete d = (RowWrite.Delete) w;
+        return new Statement(t.deleteSql, (ps, i) -> t.bindDelete(ps, i, partition, d.rowId()));
+    }
+
+    private long append(NewCommit commit, StoredPushResult applied) {
+        return append(commit, applied, List.of());
+    }
+
+    private long append(NewCommit commit, StoredPushResult applied, List<Statement> before) {
         int n = commit.changes().size();
         Integer[] idx = new Integer[n];
         String[] tbl = new String[n];
@@ -144,8 +324,13 @@ final class PostgresTransaction implements StorageTransaction {
             sVal[k] = key.get(2);
             k++;
         }
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.APPEND_COMMIT)) {
-            int i = 1;
+        long[] seq = new long[1];
+        String resultJson = applied == null ? null : StoredJson.pushResult(applied);
+        StringBuilder sql = new StringBuilder();
+        for (Statement st : before) sql.append(st.sql).append(";\n");
+        sql.append(applied == null ? CommitLogSql.APPEND_COMMIT : CommitLogSql.APPEND_COMMIT_WITH_RESULT);
+        run(sql.toString(), (ps, i) -> {
+            for (Statement st : before) i = st.binder.bind(ps, i);
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             ps.setString(i++, commit.clientId());
@@ -165,22 +350,32 @@ final class PostgresTransaction implements StorageTransaction {
             ps.setArray(i++, c.createArrayOf("text", sTbl));
             ps.setArray(i++, c.createArrayOf("text", sVar));
             ps.setArray(i++, c.createArrayOf("text", sVal));
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
+            if (applied != null) {
+                ps.setString(i++, partition);
+                ps.setString(i++, commit.clientId());
+                ps.setString(i++, commit.clientCommitId());
+                ps.setString(i++, resultJson);
             }
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+            return i;
+        }, (index, rs) -> {
+            if (index == before.size()) {   // the row writes' own result sets come first
+                rs.next();
+                seq[0] = rs.getLong(1);
+            }
+        });
+        return seq[0];
     }
 
     @Override
     public void putPushResult(String clientId, String clientCommitId, StoredPushResult result) {
-        try {
-            PostgresServerStorage.putPushResultOn(c, partition, clientId, clientCommitId, result);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+        String json = StoredJson.pushResult(result);
+        run(CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, clientId);
+            ps.setString(i++, clientCommitId);
+            ps.setString(i++, json);
+            return i;
+        }, IGNORE);
     }
 
     @Override
@@ -189,32 +384,44 @@ final class PostgresTransaction implements StorageTransaction {
         if (rejected.status() != StoredPushResult.Status.REJECTED) {
             throw new IllegalArgumentException("rejectPush stores a rejected result");
         }
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.ROLLBACK_TO_PUSH_SAVEPOINT)) {
-            ps.execute();
-            pushSavepoint = false;
-            PostgresServerStorage.putPushResultOn(c, partition, clientId, clientCommitId, rejected);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+        String json = StoredJson.pushResult(rejected);
+        run(CommitLogSql.ROLLBACK_TO_PUSH_SAVEPOINT + ";\n" + CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, clientId);
+            ps.setString(i++, clientCommitId);
+            ps.setString(i++, json);
+            return i;
+        }, IGNORE);
+        pushSavepoint = false;
     }
 
     @Override
     public boolean advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
-        try {
-            return PostgresServerStorage.advanceCheckpointOn(c, partition, name, ownerEpoch, watermark, observedRows,
-                    nowMs);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+        boolean[] advanced = new boolean[1];
+        run(CommitLogSql.ADVANCE_CHECKPOINT, (ps, i) -> {
+            ps.setLong(i++, watermark);
+            ps.setLong(i++, observedRows);
+            ps.setLong(i++, nowMs);
+            ps.setString(i++, partition);
+            ps.setString(i++, name);
+            ps.setLong(i++, ownerEpoch);
+            return i;
+        }, (index, rs) -> advanced[0] = rs.next());   // RETURNING, not an update count (seeds/003)
+        return advanced[0];
     }
 
     @Override
-    public ServeGate readServeGate(int runningSchemaVersion) {
-        try {
-            return PostgresServerStorage.readServeGateOn(c, partition, runningSchemaVersion);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+    public boolean tryLockBackfillBatch(String name) {
+        boolean[] got = new boolean[1];
+        run(AdvisoryLocks.TRY_XACT_LOCK, (ps, i) -> {
+            ps.setInt(i++, AdvisoryLocks.LockPurpose.BACKFILL_BATCH.value);
+            ps.setInt(i++, AdvisoryLocks.key(partition, name));
+            return i;
+        }, (index, rs) -> {
+            rs.next();
+            got[0] = rs.getBoolean(1);
+        });
+        return got[0];
     }
 
     static StorageException unknownTable(String table) {

@@ -44,6 +44,8 @@ final class RowTable {
     final String upsertSql;
     final String deleteSql;
     final String selectRowSql;
+    /** {@link #selectRowSql} for many ids at once (a push's prefetch). Params: partition, rowIds[]. */
+    final String selectRowsSql;
     final String scanPageSql;
 
     RowTable(TableSchema schema) {
@@ -55,6 +57,8 @@ final class RowTable {
         this.deleteSql = buildDeleteSql();
         this.selectRowSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
                 + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
+        this.selectRowsSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
+                + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ANY(?::text[])";
         this.scanPageSql = buildScanPageSql();
     }
 
@@ -168,8 +172,13 @@ final class RowTable {
     /** Binds {@link #upsertSql}: decodes the payload once for the projection. */
     void bindUpsert(PreparedStatement ps, String partition, String rowId, long version, String scopesJson,
                     Map<String, String> scopes, byte[] payload) throws SQLException {
+        bindUpsert(ps, 1, partition, rowId, version, scopesJson, scopes, payload);
+    }
+
+    /** As above, from parameter {@code i}; returns the next free parameter index. */
+    int bindUpsert(PreparedStatement ps, int i, String partition, String rowId, long version, String scopesJson,
+                   Map<String, String> scopes, byte[] payload) throws SQLException {
         Object[] values = RowCodec.decode(descriptors, payload);
-        int i = 1;
         ps.setString(i++, partition);
         ps.setString(i++, rowId);
         for (int c = 0; c < descriptors.size(); c++) i = bindProjection(ps, i, descriptors.get(c).type(), values[c]);
@@ -185,6 +194,19 @@ final class RowTable {
             ps.setString(i++, schema.name());
             ps.setString(i++, rowId);
         }
+        return i;
+    }
+
+    /** Binds {@link #deleteSql} from parameter {@code i}; returns the next free index. */
+    int bindDelete(PreparedStatement ps, int i, String partition, String rowId) throws SQLException {
+        ps.setString(i++, partition);
+        ps.setString(i++, rowId);
+        for (int k = 0; k < 2; k++) {
+            ps.setString(i++, partition);
+            ps.setString(i++, schema.name());
+            ps.setString(i++, rowId);
+        }
+        return i;
     }
 
     /** Binds one projection value; see the class comment for what is stored when PostgreSQL cannot hold it. */

@@ -13,7 +13,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
@@ -29,8 +31,12 @@ import syncular.jakarta.storage.postgres.PostgresServerStorage;
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=syncular.jakarta.storage.bench.StorageBench [-Dbench.seconds=5]</pre>
  *
- * Push commit = the storage work of one single-row push, in its own transaction: partition lock + savepoint,
- * serve-gate re-read, idempotency re-check, getRow, upsertRow, appendCommit, putPushResult, commit.
+ * Push commit = the storage work of one single-row push, in its own transaction, in three forms. Long: partition
+ * lock + savepoint, serve-gate re-read, idempotency re-check, getRow, upsertRow, appendCommit, putPushResult, commit
+ * (8 round trips, 7 under the lock). Short: lockForPush (lock, savepoint, gate, re-check), getRow, upsertRow,
+ * appendCommit with the result, commit (5 round trips, 4 under the lock). Batched: lockForPush with the row
+ * prefetch, applyCommit (write, append, result), commit (3 round trips, 2 under the lock). The isolation level rides
+ * in front of the first statement in all three.
  */
 public final class StorageBench {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
@@ -45,13 +51,23 @@ public final class StorageBench {
             PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db),
                     System::currentTimeMillis);
             storage.ensureSchema(SCHEMA, List.of());
-            System.out.println("| writers | partitions | commits | seconds | commits/s |");
-            System.out.println("|---|---|---|---|---|");
-            for (int partitions : new int[] {1, 32}) {
-                for (int writers : new int[] {1, 8, 32}) {
-                    pushes(storage, writers, partitions, 1);   // warm-up: JIT, server-side prepares, caches
-                    pushes(storage, writers, partitions, seconds);
+            System.out.println("| push form | writers | partitions | commits | seconds | commits/s |");
+            System.out.println("|---|---|---|---|---|---|");
+            for (Form form : Form.values()) {
+                for (int partitions : new int[] {1, 32}) {
+                    for (int writers : new int[] {1, 8, 32}) {
+                        pushes(storage, writers, partitions, 1, form);   // warm-up: JIT, server prepares
+                        pushes(storage, writers, partitions, seconds, form);
+                    }
                 }
+            }
+            // interleaved A/B on the contended case, so a load change on a shared machine hits both forms alike
+            System.out.println();
+            System.out.println("Interleaved, 8 writers on 1 partition, " + seconds + " s each:");
+            System.out.println("| push form | writers | partitions | commits | seconds | commits/s |");
+            System.out.println("|---|---|---|---|---|---|");
+            for (int round = 0; round < 3; round++) {
+                for (Form form : Form.values()) pushes(storage, 8, 1, seconds, form);
             }
             snapshot(storage, db);
             pgbench(pgbench, db.url(), seconds);
@@ -68,7 +84,16 @@ public final class StorageBench {
         }
     }
 
-    private static void pushes(PostgresServerStorage storage, int writers, int partitions, int seconds)
+    /** The three ways the storage contract lets a push spend round trips under the partition lock. */
+    enum Form {
+        LONG("long (7 under lock)"), SHORT("short (4 under lock)"), BATCHED("batched (2 under lock)");
+
+        final String label;
+
+        Form(String label) { this.label = label; }
+    }
+
+    private static void pushes(PostgresServerStorage storage, int writers, int partitions, int seconds, Form form)
             throws InterruptedException {
         String run = Long.toString(System.nanoTime(), 36);
         AtomicBoolean stop = new AtomicBoolean();
@@ -85,16 +110,32 @@ public final class StorageBench {
                     for (int i = 0; !stop.get(); i++) {
                         String id = "w" + writer + "-" + i;
                         StoredRow row = TestSchemas.taskRow(SCHEMA, id, "p" + (i % 10), 1);
-                        storage.inTransaction(p, tx -> {
-                            tx.lockPartitionForPush();
-                            tx.readServeGate(1);
-                            tx.getPushResult("client-" + writer, id);
-                            tx.getRow("tasks", id);
-                            tx.upsertRow("tasks", row, 0);
-                            long seq = tx.appendCommit(TestSchemas.upsertCommit(id, row));
-                            tx.putPushResult("client-" + writer, id, StoredPushResult.applied(seq, List.of()));
-                            return seq;
-                        });
+                        if (form == Form.BATCHED) {
+                            storage.inTransaction(p, tx -> {
+                                tx.lockForPush(1, "client-" + writer, id, List.of(new RowKey("tasks", id)));
+                                return tx.applyCommit(List.of(new RowWrite.Upsert("tasks", row, 0)),
+                                        TestSchemas.upsertCommit(id, row), StoredPushResult.applied(0, List.of()));
+                            });
+                        } else if (form == Form.SHORT) {
+                            storage.inTransaction(p, tx -> {
+                                tx.lockForPush(1, "client-" + writer, id);
+                                tx.getRow("tasks", id);
+                                tx.upsertRow("tasks", row, 0);
+                                return tx.appendCommit(TestSchemas.upsertCommit(id, row),
+                                        StoredPushResult.applied(0, List.of()));
+                            });
+                        } else {
+                            storage.inTransaction(p, tx -> {
+                                tx.lockPartitionForPush();
+                                tx.readServeGate(1);
+                                tx.getPushResult("client-" + writer, id);
+                                tx.getRow("tasks", id);
+                                tx.upsertRow("tasks", row, 0);
+                                long seq = tx.appendCommit(TestSchemas.upsertCommit(id, row));
+                                tx.putPushResult("client-" + writer, id, StoredPushResult.applied(seq, List.of()));
+                                return seq;
+                            });
+                        }
                         commits.incrementAndGet();
                     }
                 } catch (Throwable e) {
@@ -112,8 +153,8 @@ public final class StorageBench {
         double elapsed = (System.nanoTime() - t0) / 1e9;
         if (failure.get() != null) throw new IllegalStateException("a writer failed", failure.get());
         if (seconds > 1) {
-            System.out.printf(Locale.ROOT, "| %d | %d | %d | %.1f | %.0f |%n", writers, partitions, commits.get(),
-                    elapsed, commits.get() / elapsed);
+            System.out.printf(Locale.ROOT, "| %s | %d | %d | %d | %.1f | %.0f |%n", form.label, writers, partitions,
+                    commits.get(), elapsed, commits.get() / elapsed);
         }
     }
 

@@ -265,6 +265,38 @@ class PostgresCheckpointTest {
         }
     }
 
+    @Test @Seed("STYLE §6.6: one backfill runner per batch, transaction-scoped")
+    void aBackfillBatchLockElectsOneRunnerAndEndsWithItsTransaction() throws Exception {
+        String p = EmbeddedPostgresSupport.partition("batch");
+        try (Connection first = db.rawConnection(); Connection second = db.rawConnection()) {
+            first.setAutoCommit(false);
+            second.setAutoCommit(false);
+            StorageTransaction a = storage.begin(first, p);
+            StorageTransaction b = storage.begin(second, p);
+            assertTrue(a.tryLockBackfillBatch("proj"));
+            assertFalse(b.tryLockBackfillBatch("proj"), "another runner holds this batch");
+            assertTrue(b.tryLockBackfillBatch("other-proj"), "other checkpoints are independent");
+            boolean third = storage.inTransaction(p, tx -> tx.tryLockBackfillBatch("proj"));
+            assertFalse(third);
+            first.commit();   // the lock ends with its transaction: nothing leaks into the pooled session
+            assertEquals(0L, advisoryLocksOf(first));
+            boolean afterRelease = storage.inTransaction(p, tx -> tx.tryLockBackfillBatch("proj"));
+            assertTrue(afterRelease);
+            second.rollback();
+        }
+    }
+
+    private long advisoryLocksOf(Connection c) throws Exception {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")) {
+            var rs = ps.executeQuery();
+            rs.next();
+            long n = rs.getLong(1);
+            c.commit();
+            return n;
+        }
+    }
+
     @Test @Seed("003 ensureSchema barrier: checkpoint_incomplete")
     void anUndeclaredPendingCheckpointAtTheRunningVersionRefusesEnsureSchema() {
         EmbeddedPostgresSupport.Pool own = EmbeddedPostgresSupport.newDatabase();

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.RowKey;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredPushResult;
@@ -47,6 +49,15 @@ class PostgresConcurrencyTest {
 
     @AfterAll
     void tearDown() { db.close(); }
+
+    /** The batched form: lock with prefetch, then writes, append and result in one round trip. */
+    private long pushBatched(String p, String commitId, StoredRow row) {
+        return storage.inTransaction(p, tx -> {
+            tx.lockForPush(1, "client-1", commitId, List.of(new RowKey("tasks", row.rowId())));
+            return tx.applyCommit(List.of(new RowWrite.Upsert("tasks", row, 0)),
+                    TestSchemas.upsertCommit(commitId, row), StoredPushResult.applied(0, List.of()));
+        });
+    }
 
     private long pushOne(String p, String commitId, StoredRow row) {
         return storage.inTransaction(p, tx -> {
@@ -76,7 +87,9 @@ class PostgresConcurrencyTest {
                     start.await();
                     for (int i = 0; i < perWriter; i++) {
                         String id = "w" + writer + "-" + i;
-                        mine.add(pushOne(p, id, TestSchemas.taskRow(schema, id, "p" + (i % 10), 1)));
+                        StoredRow row = TestSchemas.taskRow(schema, id, "p" + (i % 10), 1);
+                        // half the writers use the long form, half the batched one: both under contention
+                        mine.add(writer % 2 == 0 ? pushOne(p, id, row) : pushBatched(p, id, row));
                     }
                 } catch (Throwable t) {
                     firstFailure.compareAndSet(null, t);
@@ -95,11 +108,14 @@ class PostgresConcurrencyTest {
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 SELECT count(*), count(DISTINCT commit_seq), min(commit_seq), max(commit_seq),
                        (SELECT count(*) FROM sync_changes WHERE partition = ?),
-                       (SELECT max_commit_seq FROM sync_partitions WHERE partition = ?)
+                       (SELECT max_commit_seq FROM sync_partitions WHERE partition = ?),
+                       (SELECT count(*) FROM sync_push_results WHERE partition = ?
+                           AND (result->>'commitSeq')::bigint BETWEEN 1 AND 4000)
                   FROM sync_commits WHERE partition = ?""")) {
             ps.setString(1, p);
             ps.setString(2, p);
             ps.setString(3, p);
+            ps.setString(4, p);
             ResultSet rs = ps.executeQuery();
             rs.next();
             assertEquals(total, rs.getLong(1));
@@ -108,6 +124,7 @@ class PostgresConcurrencyTest {
             assertEquals(total, rs.getLong(4));
             assertEquals(total, rs.getLong(5));
             assertEquals(total, rs.getLong(6));
+            assertEquals(total, rs.getLong(7), "every commit stored its result with its own seq");
         }
         // each writer's own commits are in its program order: the lock serializes, never reorders a writer
         for (List<Long> mine : seqs) {

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -49,9 +48,12 @@ class PostgresMigrationTest {
     private static final String DONE = "{\"name\": \"done\", \"type\": \"boolean\", \"nullable\": false}";
     private static final String V1_COLUMNS = ID + ", " + PROJECT + ", " + TITLE + ", " + DONE;
     private static final CompiledSchema V1 = TestSchemas.tasks(1);
+    private static final String LABELS = "{\"name\": \"labels\", \"primaryKey\": \"id\", \"columns\": [" + ID
+            + ", " + PROJECT + "], \"scopes\": [{\"pattern\": \"project:{project_id}\"}]}";
+    /** V1 plus two appended nullable columns and a new table. */
     private static final CompiledSchema V2 = TestSchemas.tasksWith(2, "id", V1_COLUMNS
             + ", {\"name\": \"note\", \"type\": \"string\", \"nullable\": true}"
-            + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}", "");
+            + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}", LABELS);
 
     private static PostgresServerStorage node(EmbeddedPostgresSupport.Pool db) {
         return new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 77L);
@@ -113,6 +115,14 @@ class PostgresMigrationTest {
                         .payload());
                 assertArrayEquals(was, java.util.Arrays.copyOf(now, 4), "the old values survive the re-encode");
             }
+            var labels = V2.table("labels").orElseThrow().descriptors();
+            v2.inTransaction("pb", tx -> {   // the new table is live in the same bump
+                tx.upsertRow("labels", new StoredRow("l1", 1, Map.of("project_id", "p1"),
+                        RowCodec.encode(labels, new Object[] {"l1", "p1"})), 0);
+                return null;
+            });
+            assertEquals(1, v2.scanRows("pb", new RowScanQuery("labels", ScopeFilter.of("project_id", "p1"), null, 10))
+                    .size());
             node(db).ensureSchema(V2, List.of());   // a restart at the same version: checks pass, nothing migrates
         }
     }
@@ -233,6 +243,8 @@ class PostgresMigrationTest {
     @Test @Timeout(60) @Seed("003: concurrent start-ups serialize on the table lock and migrate once")
     void twoNodesEnsuringTheSameSchemaAtOnceBothSucceedAndMigrateOnce() throws Exception {
         try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            // first on an empty database (base DDL and first migration race), then two bumps
+            racingNodes(db, V1);
             PostgresServerStorage v1 = node(db);
             v1.ensureSchema(V1, List.of());
             seedRows(v1, "p", 50);
@@ -240,28 +252,35 @@ class PostgresMigrationTest {
                     + ", {\"name\": \"note\", \"type\": \"string\", \"nullable\": true}"
                     + ", {\"name\": \"rank\", \"type\": \"float\", \"nullable\": true}"
                     + ", {\"name\": \"tag\", \"type\": \"string\", \"nullable\": true}", ""))) {
-                PostgresServerStorage a = node(db);
-                PostgresServerStorage b = node(db);
-                CountDownLatch start = new CountDownLatch(1);
-                ExecutorService pool = Executors.newFixedThreadPool(2);
-                List<Future<?>> runs = new ArrayList<>();
-                for (PostgresServerStorage s : List.of(a, b)) {
-                    runs.add(pool.submit(() -> {
-                        start.await();
-                        s.ensureSchema(target, List.of());
-                        return null;
-                    }));
-                }
-                start.countDown();
-                for (Future<?> f : runs) f.get(30, SECONDS);
-                pool.shutdown();
-                assertEquals(1, a.migrationsApplied() + b.migrationsApplied());
-                assertEquals(target.version(), a.writerVersion());
-                assertEquals(target.version(), b.writerVersion());
+                PostgresServerStorage a = racingNodes(db, target);
                 var descriptors = target.table("tasks").orElseThrow().descriptors();
                 RowCodec.decode(descriptors, a.getRow("p", "tasks", "r00007").orElseThrow().payload());
             }
         }
+    }
+
+    /** Two nodes ensure {@code target} at the same instant; both succeed and exactly one migrates. */
+    private static PostgresServerStorage racingNodes(EmbeddedPostgresSupport.Pool db, CompiledSchema target)
+            throws Exception {
+        PostgresServerStorage a = node(db);
+        PostgresServerStorage b = node(db);
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        List<Future<?>> runs = new ArrayList<>();
+        for (PostgresServerStorage s : List.of(a, b)) {
+            runs.add(pool.submit(() -> {
+                start.await();
+                s.ensureSchema(target, List.of());
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : runs) f.get(30, SECONDS);
+        pool.shutdown();
+        assertEquals(1, a.migrationsApplied() + b.migrationsApplied());
+        assertEquals(target.version(), a.writerVersion());
+        assertEquals(target.version(), b.writerVersion());
+        return a;
     }
 
     @Test @Timeout(60) @Seed("003 RFC 0007 migration barrier: LOCK TABLE sync_partitions IN EXCLUSIVE MODE first")
@@ -302,7 +321,7 @@ class PostgresMigrationTest {
                 LockWaits.awaitLockWaiters(db, 2, 10_000);
                 assertEquals(1L, scalar(db, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
                         + "WHERE NOT l.granted AND l.relation = 'sync_partitions'::regclass AND l.mode = "
-                        + "'RowExclusiveLock' AND a.query LIKE 'INSERT INTO sync_partitions%'"),
+                        + "'RowExclusiveLock' AND btrim(a.query, E' \\n') LIKE 'INSERT INTO sync_partitions%'"),
                         "writer 2 waits on the table lock at its first statement");
                 assertFalse(migration.isDone());
                 assertFalse(w2.isDone());
@@ -315,6 +334,12 @@ class PostgresMigrationTest {
 
                 migration.get(30, SECONDS);
                 assertEquals(2, fresh.writerVersion());
+                var installed = fresh.readCheckpoints(p);
+                assertEquals(1, installed.size(), "the migration installed the declaration with its fence");
+                assertEquals("note-backfill", installed.get(0).name());
+                assertEquals(2, installed.get(0).schemaVersion());
+                assertEquals(syncular.jakarta.storage.CheckpointState.DECLARED, installed.get(0).state());
+                assertEquals(77L, installed.get(0).updatedAtMs(), "stamped with the storage's clock");
                 // writer 2 ran after the migration committed: the fence the migration raised rejects it
                 var failure = assertThrows(java.util.concurrent.ExecutionException.class, () -> w2.get(30, SECONDS));
                 assertTrue(failure.getCause() instanceof StorageException, () -> String.valueOf(failure.getCause()));

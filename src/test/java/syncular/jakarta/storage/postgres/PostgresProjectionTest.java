@@ -122,6 +122,44 @@ class PostgresProjectionTest {
         assertArrayEquals(payload, page.get(0).payload(), "the serve path reads the payload, not the projection");
     }
 
+    @Test @Seed("relational-rows.ts quoteIdent: schema names are data, never SQL")
+    void awkwardTableAndColumnNamesAreQuotedEverywhere() throws Exception {
+        String table = "Order \\\"Items\\\"";   // JSON for: Order "Items"
+        String columns = "{\"name\": \"select\", \"type\": \"string\", \"nullable\": false}, "
+                + "{\"name\": \"Group Id\", \"type\": \"string\", \"nullable\": false}, "
+                + "{\"name\": \"x;y\", \"type\": \"integer\", \"nullable\": true}";
+        CompiledSchema v1 = syncular.jakarta.schema.SchemaCompiler.compile("{\"version\": 1, \"tables\": [{\"name\": \""
+                + table + "\", \"primaryKey\": \"select\", \"columns\": [" + columns + "], \"scopes\": "
+                + "[{\"pattern\": \"grp:{Group Id}\"}]}]}");
+        CompiledSchema v2 = syncular.jakarta.schema.SchemaCompiler.compile("{\"version\": 2, \"tables\": [{\"name\": \""
+                + table + "\", \"primaryKey\": \"select\", \"columns\": [" + columns
+                + ", {\"name\": \"new col\", \"type\": \"json\", \"nullable\": true}], \"scopes\": "
+                + "[{\"pattern\": \"grp:{Group Id}\"}]}]}");
+        String name = v1.tables().get(0).name();
+        assertEquals("Order \"Items\"", name);
+        try (EmbeddedPostgresSupport.Pool own = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage s1 = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
+            s1.ensureSchema(v1, List.of());
+            byte[] payload = RowCodec.encode(v1.tables().get(0).descriptors(), new Object[] {"k1", "g1", 7L});
+            s1.inTransaction("p", tx -> {
+                tx.upsertRow(name, new StoredRow("k1", 1, Map.of("Group Id", "g1"), payload), 0);
+                return null;
+            });
+            PostgresServerStorage s2 = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
+            s2.ensureSchema(v2, List.of());
+            List<StoredRow> page = s2.scanRows("p", new RowScanQuery(name, ScopeFilter.of("Group Id", "g1"), null, 5));
+            assertEquals(1, page.size());
+            assertEquals(7L, RowCodec.decode(v2.tables().get(0).descriptors(), page.get(0).payload())[2]);
+            try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
+                    "SELECT \"x;y\", \"new col\" FROM \"Order \"\"Items\"\"\" WHERE \"select\" = 'k1'")) {
+                ResultSet rs = ps.executeQuery();
+                assertTrue(rs.next());
+                assertEquals(7L, rs.getLong(1));
+                assertNull(rs.getString(2));
+            }
+        }
+    }
+
     @Test
     void jsonProjectionRewritesOnlyTheRefusedEscapes() {
         assertEquals("{\"a\":\"plain\"}", RowTable.jsonProjection("{\"a\":\"plain\"}"));

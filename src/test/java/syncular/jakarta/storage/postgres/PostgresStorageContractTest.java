@@ -6,16 +6,22 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.ServerStorageContractTest;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StoredPushResult;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.TransactionRunner;
 
 /**
@@ -42,6 +48,89 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
     @Override protected ServerStorage storage() { return storage; }
 
     @Override protected TransactionRunner runner() { return runner; }
+
+    @Test @Seed("UPSTREAM-SERVER §5 item 3: a constraint violation is a durable rejection carrying its opIndex")
+    void aConstraintViolationCarriesItsOpIndexAndTheSavepointRecoversTheTransaction() throws Exception {
+        EmbeddedPostgresSupport.Pool own = EmbeddedPostgresSupport.newDatabase();
+        try (own) {
+            PostgresServerStorage s = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
+            s.ensureSchema(schema(), List.of());
+            try (Connection c = own.getConnection(); var st = c.createStatement()) {
+                st.execute("ALTER TABLE tasks ADD CONSTRAINT no_bad_titles CHECK (title <> 'bad')");
+            }
+            String p = partition("constraint");
+            byte[] bad = TestSchemas.taskPayload(schema(), "b1", "p1", "bad", false);
+            StoredPushResult rejected = s.inTransaction(p, tx -> {
+                tx.lockForPush(1, "client-1", "k1");
+                tx.upsertRow("tasks", TestSchemas.taskRow(schema(), "ok", "p1", 1), 0);
+                StorageException e = assertThrows(StorageException.class, () -> tx.upsertRow("tasks",
+                        new StoredRow("b1", 1, Map.of("project_id", "p1"), bad), 1));
+                assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());
+                assertEquals(1, e.opIndex().getAsInt());
+                StoredPushResult result = StoredPushResult.rejected(List.of(new OperationResult.Failed(1,
+                        "sync.constraint_violation", "constraint", false, null)));
+                tx.rejectPush("client-1", "k1", result);   // the aborted transaction is usable again
+                return result;
+            });
+            assertEquals(rejected.results(), s.getPushResult(p, "client-1", "k1").orElseThrow().results());
+            assertEquals(Optional.empty(), s.getRow(p, "tasks", "ok"));
+            assertEquals(0, s.getMaxCommitSeq(p));
+        }
+    }
+
+    @Test @Seed("UPSTREAM-SERVER §5 item 3, batched: the violating write of many is named by its opIndex")
+    void applyCommitNamesTheViolatingWriteAmongMany() throws Exception {
+        EmbeddedPostgresSupport.Pool own = EmbeddedPostgresSupport.newDatabase();
+        try (own) {
+            PostgresServerStorage s = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
+            s.ensureSchema(schema(), List.of());
+            try (Connection c = own.getConnection(); var st = c.createStatement()) {
+                st.execute("ALTER TABLE tasks ADD CONSTRAINT no_bad_titles CHECK (title <> 'bad')");
+            }
+            String p = partition("batched-constraint");
+            StoredRow good = TestSchemas.taskRow(schema(), "g1", "p1", 1);
+            StoredRow bad = new StoredRow("b1", 1, Map.of("project_id", "p1"),
+                    TestSchemas.taskPayload(schema(), "b1", "p1", "bad", false));
+            for (int badAt : new int[] {0, 1, 2}) {
+                List<RowWrite> writes = new java.util.ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    writes.add(new RowWrite.Upsert("tasks", i == badAt ? bad : TestSchemas.taskRow(schema(), "g" + i,
+                            "p1", 1), 10 + i));
+                }
+                String commitId = "k" + badAt;
+                s.inTransaction(p, tx -> {
+                    tx.lockForPush(1, "client-1", commitId);
+                    StorageException e = assertThrows(StorageException.class, () -> tx.applyCommit(writes,
+                            TestSchemas.upsertCommit(commitId, good), StoredPushResult.applied(0, List.of())));
+                    assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());
+                    assertEquals(10 + badAt, e.opIndex().getAsInt());
+                    tx.rejectPush("client-1", commitId, StoredPushResult.rejected(List.of(new OperationResult.Failed(
+                            10 + badAt, "sync.constraint_violation", "constraint", false, null))));
+                    return null;
+                });
+                assertEquals(StoredPushResult.Status.REJECTED,
+                        s.getPushResult(p, "client-1", commitId).orElseThrow().status());
+            }
+            assertEquals(Optional.empty(), s.getRow(p, "tasks", "g0"), "nothing of a rejected commit was kept");
+            assertEquals(0, s.getMaxCommitSeq(p));
+        }
+    }
+
+    @Test @Seed("ARCHITECTURE: READ COMMITTED is set, never inherited")
+    void aTransactionIsReadCommittedWhateverTheSessionDefault() throws Exception {
+        try (Connection c = db.rawConnection()) {
+            try (var st = c.createStatement()) {
+                st.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+            }
+            c.setAutoCommit(false);
+            storage.begin(c, partition("iso")).lockPartitionForPush();
+            try (var st = c.createStatement(); var rs = st.executeQuery("SHOW transaction_isolation")) {
+                rs.next();
+                assertEquals("read committed", rs.getString(1));
+            }
+            c.rollback();
+        }
+    }
 
     @Test
     void theDatabaseReallyOrdersTextLinguistically() throws Exception {
