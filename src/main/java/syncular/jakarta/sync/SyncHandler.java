@@ -158,10 +158,9 @@ public final class SyncHandler {
         try {
             storage.ensureSchema(running, declared);
         } catch (StorageException e) {
-            if (e.code() == StorageErrorCode.CHECKPOINT_INCOMPLETE) {
-                // seeds/002: map through the gate; if the gate would serve, the raw error stands.
-                ServeGatePolicy.enforce(storage.readServeGate(partition, running.version()), running.version(), declared);
-            } else if (e.code() == StorageErrorCode.STORED_SCHEMA_NEWER) {
+            // seeds/002: an undeclared pending checkpoint or a newer database is the gate's business (503
+            // schema_not_ready with its details); if the gate would serve after all, the raw error stands.
+            if (e.code() == StorageErrorCode.CHECKPOINT_INCOMPLETE || e.code() == StorageErrorCode.STORED_SCHEMA_NEWER) {
                 ServeGatePolicy.enforce(storage.readServeGate(partition, running.version()), running.version(), declared);
             }
             throw e;

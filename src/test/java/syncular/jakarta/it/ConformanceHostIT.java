@@ -38,7 +38,6 @@ import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.SubStart;
 import syncular.jakarta.wire.Subscription;
-import syncular.jakarta.wire.TypeTag;
 
 /**
  * The conformance host's control plane (issue: conformance host) and the sync behaviours it makes testable:
@@ -56,11 +55,8 @@ class ConformanceHostIT extends DatabaseIsolation {
               {"name":"meta","type":"json","nullable":true},
               {"name":"blob","type":"bytes","nullable":true}],
              "scopes":[{"pattern":"project:{project_id}"}]}]}""";
-    static final List<ColumnDescriptor> TASKS = List.of(
-            new ColumnDescriptor("id", TypeTag.STRING, false), new ColumnDescriptor("project_id", TypeTag.STRING, false),
-            new ColumnDescriptor("title", TypeTag.STRING, false), new ColumnDescriptor("done", TypeTag.BOOLEAN, false),
-            new ColumnDescriptor("priority", TypeTag.INTEGER, true), new ColumnDescriptor("meta", TypeTag.JSON, true),
-            new ColumnDescriptor("blob", TypeTag.BYTES, true));
+    static final List<ColumnDescriptor> TASKS = syncular.jakarta.schema.SchemaCompiler.compile(TASKS_SCHEMA)
+            .table("tasks").orElseThrow().descriptors();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @Deployment(testable = false)

@@ -32,20 +32,16 @@ import syncular.jakarta.wire.RowsSegmentDecoder;
 import syncular.jakarta.wire.SegmentInline;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
-import syncular.jakarta.wire.TypeTag;
 
 /**
  * A minimal Syncular client over real HTTP, built on our codec: a replica of the demo {@code todos} table (rows and
  * versions), one subscription, push and pull rounds. Enough to check convergence against the server.
  */
 final class SyncTestClient {
-    static final List<ColumnDescriptor> TODOS = List.of(
-            new ColumnDescriptor("id", TypeTag.STRING, false),
-            new ColumnDescriptor("list_id", TypeTag.STRING, false),
-            new ColumnDescriptor("title", TypeTag.STRING, false),
-            new ColumnDescriptor("done", TypeTag.BOOLEAN, false),
-            new ColumnDescriptor("position", TypeTag.INTEGER, false),
-            new ColumnDescriptor("updated_at_ms", TypeTag.INTEGER, false));
+    /** The demo schema's todos table as the row codec sees it, from the schema the WAR ships. */
+    static final List<ColumnDescriptor> TODOS = syncular.jakarta.schema.SchemaCompiler
+            .load("syncular/demo/syncular.ir.json", SyncTestClient.class.getClassLoader())
+            .table("todos").orElseThrow().descriptors();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     final String clientId;
