@@ -1,0 +1,167 @@
+/**
+ * A conformance ServerDriver for Syncular for Jakarta EE: drives a running server in conformance-host mode
+ * (`mvn -Prun -Dsyncular.conformance-host=true -Dsyncular.port=8787`) over HTTP and WebSocket, black-box.
+ *
+ * Our own code, written against the upstream conformance driver interface of release 0.15.48
+ * (packages/conformance/src/driver.ts). It is copied next to the upstream catalog by `run.sh` at run time;
+ * nothing of upstream is committed here.
+ */
+import type {
+  BytesResult,
+  CommitValidatorInstallSpec,
+  DriverError,
+  DriverScopeMap,
+  RealtimeConnectResult,
+  RealtimeSink,
+  RetentionOptions,
+  ServerCapability,
+  ServerCreateOptions,
+  ServerDriver,
+  ServerInstance,
+  ServerRowState,
+  ValidatorInstallSpec,
+} from '../src/driver';
+
+const BASE = (process.env.SYNCULAR_URL ?? 'http://localhost:8787/syncular').replace(/\/$/, '');
+const CONTROL = `${BASE}/__conformance`;
+const SYNC_MEDIA_TYPE = 'application/vnd.syncular.sync.v2';
+
+async function control(method: string, path: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${CONTROL}/${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (response.status !== 200) {
+    throw new Error(`conformance control ${method} ${path} answered ${response.status}: ${text}`);
+  }
+  return JSON.parse(text);
+}
+
+/** A §10.1 JSON error body as the driver's error shape; anything else is a harness failure. */
+async function errorOf(response: Response): Promise<DriverError> {
+  const text = await response.text();
+  let parsed: DriverError;
+  try {
+    parsed = JSON.parse(text) as DriverError;
+  } catch {
+    throw new Error(`server answered ${response.status} without a JSON error body: ${text.slice(0, 200)}`);
+  }
+  if (typeof parsed.code !== 'string') {
+    throw new Error(`server answered ${response.status} with a body lacking "code": ${text.slice(0, 200)}`);
+  }
+  return parsed;
+}
+
+async function bytesResult(response: Response): Promise<BytesResult> {
+  if (response.status === 200) return { ok: true, bytes: new Uint8Array(await response.arrayBuffer()) };
+  return { ok: false, error: await errorOf(response) };
+}
+
+class HttpServerInstance implements ServerInstance {
+  async handleSyncRequest(actorId: string, request: Uint8Array): Promise<BytesResult> {
+    return bytesResult(
+      await fetch(`${BASE}/sync`, {
+        method: 'POST',
+        headers: { 'Content-Type': SYNC_MEDIA_TYPE, 'X-Syncular-Actor': actorId },
+        body: request,
+      }),
+    );
+  }
+
+  async downloadSegment(actorId: string, segmentId: string, scopesHeaderJson: string): Promise<BytesResult> {
+    return bytesResult(
+      await fetch(`${BASE}/segments/${encodeURIComponent(segmentId)}`, {
+        headers: { 'X-Syncular-Actor': actorId, 'X-Syncular-Scopes': scopesHeaderJson },
+      }),
+    );
+  }
+
+  async connectRealtime(actorId: string, clientId: string, sink: RealtimeSink): Promise<RealtimeConnectResult> {
+    const url = `${BASE.replace(/^http/, 'ws')}/realtime?clientId=${encodeURIComponent(clientId)}&actor=${encodeURIComponent(actorId)}`;
+    const socket = new WebSocket(url);
+    socket.binaryType = 'arraybuffer';
+    const opened = await new Promise<{ ok: true } | { ok: false; error: DriverError }>((resolve) => {
+      socket.onopen = () => resolve({ ok: true });
+      socket.onclose = (event) =>
+        resolve({
+          ok: false,
+          error: { code: event.reason !== '' ? event.reason : 'sync.auth_required', message: `closed ${event.code}` },
+        });
+      socket.onerror = () => undefined; // the close event carries the outcome
+    });
+    if (!opened.ok) return opened;
+    socket.onmessage = (event) => {
+      if (typeof event.data === 'string') sink.onText(event.data);
+      else sink.onBinary(new Uint8Array(event.data as ArrayBuffer));
+    };
+    socket.onclose = () => sink.onClose?.();
+    return {
+      ok: true,
+      connection: {
+        send: (text) => socket.send(text),
+        sendBinary: (bytes) => socket.send(bytes),
+        close: () => socket.close(),
+      },
+    };
+  }
+
+  async setAllowedScopes(actorId: string, allowed: DriverScopeMap): Promise<void> {
+    await control('PUT', `actors/${encodeURIComponent(actorId)}/allowed`, allowed);
+  }
+
+  async installValidators(specs: readonly ValidatorInstallSpec[]): Promise<void> {
+    await control('POST', 'validators', specs);
+  }
+
+  async installCommitValidator(spec?: CommitValidatorInstallSpec): Promise<void> {
+    await control('POST', 'commit-validator', spec === undefined ? {} : { spec });
+  }
+
+  async setResolverFailing(failing: boolean): Promise<void> {
+    await control('POST', 'resolver', { failing });
+  }
+
+  async setResolverOutage(outage: boolean): Promise<void> {
+    await control('POST', 'resolver', { outage });
+  }
+
+  async advanceClock(ms: number): Promise<void> {
+    await control('POST', 'clock/advance', { ms });
+  }
+
+  async nowMs(): Promise<number> {
+    return ((await control('GET', 'clock')) as { nowMs: number }).nowMs;
+  }
+
+  async prune(retention?: RetentionOptions): Promise<number> {
+    return ((await control('POST', 'prune', retention === undefined ? {} : { retention })) as { horizonSeq: number })
+      .horizonSeq;
+  }
+
+  async getMaxCommitSeq(): Promise<number> {
+    return ((await control('GET', 'max-commit-seq')) as { value: number }).value;
+  }
+
+  async getHorizonSeq(): Promise<number> {
+    return ((await control('GET', 'horizon-seq')) as { value: number }).value;
+  }
+
+  async readRows(table: string): Promise<ServerRowState[]> {
+    return (await control('GET', `tables/${encodeURIComponent(table)}/rows`)) as ServerRowState[];
+  }
+
+  async close(): Promise<void> {}
+}
+
+const capabilities = ((await control('GET', 'capabilities')) as { capabilities: ServerCapability[] }).capabilities;
+
+export const httpServerDriver: ServerDriver = {
+  name: 'syncular-jakarta',
+  capabilities,
+  async create(options: ServerCreateOptions): Promise<ServerInstance> {
+    await control('POST', 'reset', options);
+    return new HttpServerInstance();
+  },
+};
