@@ -209,6 +209,36 @@ class ConformanceHostIT extends DatabaseIsolation {
         assertError(segment(uri, "alice", "{\"project_id\":[\"p1\"]}", null), 404, "sync.segment_expired");
     }
 
+    @Test
+    void segmentsAndSyncResponsesAreCompressedPerAcceptEncoding() throws Exception {
+        control("PUT", "actors/alice/allowed", "{\"project_id\":[\"p1\"]}");
+        List<PushCommit.Operation> ops = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            String id = "z" + i;
+            ops.add(PushCommit.Operation.upsert("tasks", id, null, RowCodec.encode(TASKS,
+                    new Object[] {id, "p1", "a long enough title to make the page worth compressing " + i, false, null,
+                            null, null})));
+        }
+        sync("alice", "z-writer", List.of(new PushCommit("z-commit", ops)), "p1", 0);
+        ResponseMessage pulled = sync("alice", "z-reader", List.of(), "p1", -1, PullHeader.ACCEPT_EXTERNAL_ROWS);
+        SegmentRef ref = (SegmentRef) pulled.frames().stream().filter(f -> f instanceof SegmentRef).findFirst().orElseThrow();
+        assertTrue(ref.byteLength() > 1024, "the page must be large enough to be compressed");
+        URI uri = base.toURI().resolve("segments/" + ref.segmentId());
+        for (String coding : List.of("zstd", "gzip")) {
+            HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(uri).header("X-Syncular-Actor", "alice")
+                    .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}").header("Accept-Encoding", coding).GET()
+                    .build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertEquals(200, r.statusCode());
+            assertEquals(coding, r.headers().firstValue("Content-Encoding").orElse("identity"));
+            java.io.InputStream in = new java.io.ByteArrayInputStream(r.body());
+            in = coding.equals("zstd") ? new io.airlift.compress.zstd.ZstdInputStream(in)
+                    : new java.util.zip.GZIPInputStream(in);
+            byte[] plain = in.readAllBytes();
+            assertEquals(ref.segmentId(), "sha256:" + java.util.HexFormat.of().formatHex(
+                    java.security.MessageDigest.getInstance("SHA-256").digest(plain)), coding);
+        }
+    }
+
     private HttpResponse<byte[]> segment(URI uri, String actor, String scopes, String ifNoneMatch) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri).header("X-Syncular-Scopes", scopes).GET();
         if (actor != null) b.header("X-Syncular-Actor", actor);
