@@ -56,13 +56,20 @@ public final class SyncHandler {
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments) {
+        this(storage, schema, declarations, resolver, clock, settings, segments, Validation.NONE);
+    }
+
+    /** {@code validation}: the host's §6.7/§6.8 validators, run inside each push commit's transaction. */
+    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
+                       Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
+                       SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation) {
         this.storage = storage;
         this.schema = schema;
         this.declarations = declarations;
         this.resolver = resolver;
         this.clock = clock;
         this.settings = settings;
-        this.push = new PushProcessor(storage, clock);
+        this.push = new PushProcessor(storage, clock, validation);
         this.pull = new PullProcessor(storage, segments);
     }
 
