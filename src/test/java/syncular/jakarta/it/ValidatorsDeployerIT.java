@@ -58,8 +58,10 @@ class ValidatorsDeployerIT extends DatabaseIsolation {
         It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
     }
 
+    /** Row ids are partition-wide, not per list: prefixed with the test's list so tests never share a row. */
     private static PushCommit.Operation todo(String list, String id, String title) {
-        return PushCommit.Operation.upsert("todos", id, null, SyncTestClient.todo(id, list, title, false, 1));
+        return PushCommit.Operation.upsert("todos", list + "-" + id, null,
+                SyncTestClient.todo(list + "-" + id, list, title, false, 1));
     }
 
     private static PushResult result(ResponseMessage m) {
@@ -102,7 +104,7 @@ class ValidatorsDeployerIT extends DatabaseIsolation {
         assertEquals(PushResult.Status.REJECTED, dup.status());
         assertEquals("it.duplicate_title", ((PushResult.OpError) dup.results().get(0)).code());
         assertEquals(0, dup.results().get(0).opIndex(), "the first operation whose list holds the duplicate");
-        assertEquals(List.of("1@1:same"), a.snapshot());
+        assertEquals(List.of(list + "-1@1:same"), a.snapshot());
     }
 
     @Test
