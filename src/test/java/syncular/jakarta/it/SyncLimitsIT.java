@@ -60,7 +60,9 @@ class SyncLimitsIT extends DatabaseIsolation {
                 "syncular.auth.fixed.allowed-scopes", "*",
                 "syncular.limits.max-response-bytes", String.valueOf(BUDGET),
                 "syncular.limits.max-operations-per-request", "5",
-                "syncular.limits.max-request-bytes", "16384"));
+                "syncular.limits.max-request-bytes", "16384",
+                // most responses here exceed it: the spooled, file-backed, streamed path is the one under test
+                "syncular.limits.response-spill-bytes", "1024"));
     }
 
     @ArquillianResource
@@ -124,6 +126,8 @@ class SyncLimitsIT extends DatabaseIsolation {
             frames.add(new Subscription("sb", "todos", Map.of("list_id", List.of(b)), null, cursor.get(b), token.get(b)));
             HttpResponse<byte[]> http = post(reader, frames);
             assertEquals(200, http.statusCode(), () -> new String(http.body()));
+            assertEquals(String.valueOf(http.body().length), http.headers().firstValue("Content-Length").orElse(""),
+                    "a spooled body streams with its exact length");
             // a page goes whole or not at all; only the page that crossed the budget may end beyond it
             assertTrue(http.body().length < BUDGET + 2000, "response of " + http.body().length + " bytes");
             List<ResponseFrame> all = ResponseDecoder.decode(http.body()).frames();
