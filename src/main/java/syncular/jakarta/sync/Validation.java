@@ -92,7 +92,8 @@ public final class Validation {
         try {
             callback.run();
         } catch (ValidationRejection r) {
-            int blamed = r.opIndex().orElse(opIndex);
+            // a row validator rejects the operation it validates; only a commit validator names one
+            int blamed = operationCount == null ? opIndex : r.opIndex().orElse(opIndex);
             if (operationCount != null && (r.opIndex().isEmpty() || blamed >= operationCount)) {
                 LOG.log(Level.WARNING, "a commit validator rejected without naming an operation of the commit "
                         + "(opIndex " + r.opIndex().map(String::valueOf).orElse("absent") + " of " + operationCount

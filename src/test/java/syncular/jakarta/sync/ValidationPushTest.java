@@ -186,6 +186,16 @@ class ValidationPushTest {
     }
 
     @Test
+    void aRowValidatorAlwaysRejectsTheOperationItValidates() {
+        rowRule((op, ctx) -> {
+            if (op.rowId().equals("b")) throw ValidationRejection.ofOperation(0, "app.elsewhere", "blames op 0", null);
+        });
+        PushResult.OpError e = onlyError(apply("c1", upsert("a", "p1", "x"), upsert("b", "p1", "y")));
+        assertEquals(1, e.opIndex());
+        assertEquals("app.elsewhere", e.code());
+    }
+
+    @Test
     void reservedHostCodesAreRefusedAtConstruction() {
         for (String code : List.of("sync.x", "blob.x", "operation.x", "presence.x", "client.x", " ")) {
             assertThrows(IllegalArgumentException.class, () -> new ValidationRejection(code, "m"));
