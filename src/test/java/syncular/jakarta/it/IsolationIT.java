@@ -193,11 +193,17 @@ class IsolationIT extends DatabaseIsolation {
         Actor a1 = actors.get(1);
         Actor b0 = actors.get(3);
         String shared = "shared-client-" + run;
-        assertEquals(200, a0.post(shared, List.of()).statusCode());
-        HttpResponse<byte[]> stolen = a1.post(shared, List.of());
+        assertEquals(200, a0.post(shared, ping(a0)).statusCode());
+        HttpResponse<byte[]> stolen = a1.post(shared, ping(a1));
         assertEquals(400, stolen.statusCode());
         assertTrue(new String(stolen.body()).contains("\"code\":\"sync.invalid_client_id\""), new String(stolen.body()));
-        assertEquals(200, b0.post(shared, List.of()).statusCode(), "another partition has its own client ids");
+        assertEquals(200, b0.post(shared, ping(b0)).statusCode(), "another partition has its own client ids");
+    }
+
+    /** A pull of one granted list: the smallest valid request (a request needs a push or a pull, §1.5). */
+    private static List<RequestFrame> ping(Actor a) {
+        return List.of(new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS), new Subscription("ping", "todos",
+                Map.of("list_id", List.of(a.grant.get(0))), null, -1, null));
     }
 
     /** Checks and applies one pull section of actor {@code a}. */
