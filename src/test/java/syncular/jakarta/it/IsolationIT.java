@@ -118,7 +118,11 @@ class IsolationIT extends DatabaseIsolation {
 
     @Test
     void randomizedActorsOfTwoPartitionsNeverSeeEachOthersData() throws Exception {
-        long seed = System.nanoTime();
+        for (int round = 0; round < 3; round++) scenario(System.nanoTime());
+    }
+
+    /** One randomized run; the seed is in every failure message. */
+    private void scenario(long seed) throws Exception {
         Random random = new Random(seed);
         String run = Long.toHexString(seed);
         String why = "seed " + seed;
@@ -177,11 +181,13 @@ class IsolationIT extends DatabaseIsolation {
                 assertEquals(expected, mine, why + " " + a.name + " " + list);
             }
         }
-        // a segment id of the other partition is not downloadable, whatever the grant
+        // a segment id of the other partition is not downloadable, whatever the grant. Ids are content addresses
+        // (§5.8): bytes both partitions published alike (an empty page) share an id, and that is no leak.
         for (Actor a : actors) {
             String other = a.partition.startsWith("iso-A") ? a.partition.replace("iso-A", "iso-B")
                     : a.partition.replace("iso-B", "iso-A");
             for (String segmentId : foreignSegments.getOrDefault(other, List.of())) {
+                if (foreignSegments.getOrDefault(a.partition, List.of()).contains(segmentId)) continue;
                 for (String list : a.grant) {
                     HttpResponse<byte[]> r = a.download(segmentId, list);
                     assertTrue(r.statusCode() == 404 || r.statusCode() == 403, why + ": " + r.statusCode());
