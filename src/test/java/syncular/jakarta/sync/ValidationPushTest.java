@@ -235,6 +235,25 @@ class ValidationPushTest {
     }
 
     @Test
+    void literalsAndCommentsNeverSplitOrUnbindTheQuery() {
+        String mine = partition;
+        partition = EmbeddedPostgresSupport.partition("other");
+        apply("o1", upsert("x1", "p1", "theirs"));
+        partition = mine;
+        List<Object> observed = new ArrayList<>();
+        rowRule((op, ctx) -> {
+            if (!op.rowId().equals("b")) return;  // "a" is staged by then, "b" not yet (validate precedes write)
+            // ';' inside a literal, an E'' literal, a dollar quote and comments is no second statement; the table
+            // named in upper case and quoted is still bound to the partition
+            observed.add(ctx.query("SELECT count(*) AS n FROM TASKS /* ; */ WHERE title <> ';' AND title <> E'\\';' "
+                    + "AND title <> $q$;$q$ -- ;\n AND id IN (SELECT id FROM \"tasks\")", List.of()));
+        });
+        assertEquals(PushResult.Status.APPLIED, apply("c1", upsert("a", "p1", "x"), upsert("b", "p1", "y"))
+                .result().status());
+        assertEquals(List.of(List.of(Map.of("n", 1L))), observed);
+    }
+
+    @Test
     void failedReadRejectsEvenWhenTheValidatorSwallowsItAndTheRejectionIsStored() {
         rowRule((op, ctx) -> {
             try {
