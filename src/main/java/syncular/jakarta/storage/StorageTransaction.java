@@ -105,4 +105,14 @@ public interface StorageTransaction {
 
     /** The serve-gate token on this connection, so the gate and the write share one transaction. */
     ServeGate readServeGate(int runningSchemaVersion);
+
+    /**
+     * One read-only SELECT over the application tables on this transaction's connection, every unqualified
+     * reference to a schema table bound to this partition (seeds/001 {@code queryAuthoritative}, for validators,
+     * SPEC §6.7/§6.8); rows as column label → value. The default refuses: a storage without it must fail loudly,
+     * never read on another connection.
+     */
+    default List<java.util.Map<String, Object>> queryAuthoritative(String sql, List<?> params) {
+        throw new UnsupportedOperationException("this storage cannot run authoritative queries in a transaction");
+    }
 }

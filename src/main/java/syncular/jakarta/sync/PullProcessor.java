@@ -100,10 +100,15 @@ public final class PullProcessor {
                     && t.asOfCommitSeq() <= maxSeq);
             long asOf = resume.map(BootstrapToken::asOfCommitSeq).orElse(maxSeq);
             String rowCursor = resume.map(BootstrapToken::rowCursor).orElse(null);
+            int start = frames.size();
             frames.add(SubStart.active(sub.id(), effective, true));
-            String next = bootstrapPages(partition, logEpoch, schema, limits, plan.table(), effective, asOf, rowCursor,
+            Resume next = bootstrapPages(partition, logEpoch, schema, limits, plan.table(), effective, asOf, rowCursor,
                     inlineMaxBytes, budget, frames);
-            frames.add(new SubEnd(asOf, next == null ? null : BootstrapToken.of(asOf, sub.table(), next).toJson()));
+            // SUB_START.bootstrap is true iff the section carries segments: an earlier section may have spent the
+            // budget before this one's first page, and then only the token (possibly from the start) goes out.
+            if (frames.size() == start + 1) frames.set(start, SubStart.active(sub.id(), effective, false));
+            frames.add(new SubEnd(asOf, next == null ? null
+                    : BootstrapToken.of(asOf, sub.table(), next.rowCursor()).toJson()));
             return new Section(frames, asOf, true);
         }
 
@@ -136,8 +141,14 @@ public final class PullProcessor {
         return new Section(frames, nextCursor, true);
     }
 
-    /** Emits up to maxSnapshotPages pages; returns the row cursor to resume from, or null when the table is done. */
-    private String bootstrapPages(String partition, String logEpoch, CompiledSchema schema, PullLimits limits,
+    /** Where an unfinished bootstrap resumes: after {@code rowCursor}, or from the start when it is null. */
+    private record Resume(String rowCursor) { }
+
+    /**
+     * Emits up to maxSnapshotPages pages; returns where to resume, or null when the table is done. A budget stop
+     * before the first page of a fresh bootstrap still resumes (from the start), never reads as "done".
+     */
+    private Resume bootstrapPages(String partition, String logEpoch, CompiledSchema schema, PullLimits limits,
                                   TableSchema table, Map<String, List<String>> effective, long asOf, String rowCursor,
                                   int inlineMaxBytes, Budget budget, List<ResponseFrame> frames) {
         String cursor = rowCursor;
@@ -147,7 +158,7 @@ public final class PullProcessor {
             boolean hasMore = scanned.size() > limits.limitSnapshotRows();
             List<StoredRow> rows = hasMore ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
             byte[] bytes = encodeSegment(schema, table, rows);
-            if (!budget.allows(bytes.length)) return cursor; // the token carries the rest
+            if (!budget.allows(bytes.length)) return new Resume(cursor); // the token carries the rest
             String nextRowCursor = hasMore ? rows.get(rows.size() - 1).rowId() : null;
             boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
             boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
@@ -164,7 +175,7 @@ public final class PullProcessor {
             if (!hasMore) return null;
             cursor = nextRowCursor;
         }
-        return cursor;
+        return new Resume(cursor);
     }
 
     /**

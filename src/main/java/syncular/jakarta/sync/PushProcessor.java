@@ -6,7 +6,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import syncular.jakarta.host.Clock;
+import syncular.jakarta.host.CommitValidator;
 import syncular.jakarta.host.Identity;
+import syncular.jakarta.host.ValidatedOperation;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.ScopePattern;
 import syncular.jakarta.schema.TableSchema;
@@ -33,8 +35,8 @@ import syncular.jakarta.wire.RowCodec;
 /**
  * Applies one PUSH_COMMIT (SPEC §6, ARCHITECTURE request step 4): an optimistic idempotency lookup, then one
  * transaction of its own: partition lock (+ savepoint), serve-gate re-read on that connection, idempotency re-check,
- * per operation authorization, conflicts and writes, append with the writer version, the push result in the same
- * transaction. A rejected operation is a value: the transaction rolls back to the savepoint, stores the rejection
+ * per operation authorization, conflicts, row validators (§6.7) and writes, the commit validator (§6.8), append with
+ * the writer version, the push result in the same transaction. A rejected operation is a value: the transaction rolls back to the savepoint, stores the rejection
  * and commits, still under the lock. Only infrastructure failures throw.
  *
  * <p>The wire version is a parameter of the pipeline, never a constant: wire 3 changes this path (WIRE3-DELTA).
@@ -42,10 +44,14 @@ import syncular.jakarta.wire.RowCodec;
 public final class PushProcessor {
     private final ServerStorage storage;
     private final Clock clock;
+    private final Validation validation;
 
-    public PushProcessor(ServerStorage storage, Clock clock) {
+    public PushProcessor(ServerStorage storage, Clock clock) { this(storage, clock, Validation.NONE); }
+
+    public PushProcessor(ServerStorage storage, Clock clock, Validation validation) {
         this.storage = storage;
         this.clock = clock;
+        this.validation = validation;
     }
 
     /** What one commit produced on the wire: PUSH_RESULT and, for a rejection with details, PUSH_RESULT_DETAILS. */
@@ -82,15 +88,22 @@ public final class PushProcessor {
             List<OperationResult> results = new ArrayList<>();
             List<StoredChange> changes = new ArrayList<>();
             OperationResult terminated = null;
+            Validation.Run run = validation.begin();
+            Hooks hooks = run == null ? null : new Hooks(run, new ValidationReads(tx, schema, id.actorId()));
             try {
                 for (int i = 0; i < commit.operations().size(); i++) {
-                    Applied applied = applyOperation(tx, schema, allowed, commit.operations().get(i), i);
+                    Applied applied = applyOperation(tx, schema, allowed, commit.operations().get(i), i, hooks);
                     if (applied.rejection != null) {
                         terminated = applied.rejection;
                         break;
                     }
                     results.add(new OperationResult.Applied(i));
                     if (applied.change != null) changes.add(applied.change);
+                }
+                if (terminated == null && hooks != null && run.collectsEvidence()) {
+                    // §6.8: once, after the final staged operation and before the append
+                    terminated = run.validateCommit(new CommitValidator.Commit(clientId, commit.clientCommitId(),
+                            id.actorId(), id.partition(), hooks.evidence), hooks.reads).orElse(null);
                 }
             } catch (StorageException e) {
                 if (e.code() != StorageErrorCode.CONSTRAINT_VIOLATION) throw e;
@@ -130,6 +143,28 @@ public final class PushProcessor {
     /** Per-request facts the push needs: who, and which client. */
     public record RequestScope(Identity identity, String clientId, int wireVersion) { }
 
+    /** One commit's validators, their transaction-bound reads and the §6.8 operation evidence gathered so far. */
+    private static final class Hooks {
+        final Validation.Run run;
+        final ValidationReads reads;
+        final List<ValidatedOperation> evidence = new ArrayList<>();
+
+        Hooks(Validation.Run run, ValidationReads reads) {
+            this.run = run;
+            this.reads = reads;
+        }
+
+        /**
+         * Records the evidence and runs the §6.7 validators (none for the idempotent delete of an absent row);
+         * a rejection, or null to go on with the write.
+         */
+        OperationResult validate(ValidatedOperation op, boolean runRowValidators) {
+            if (run.collectsEvidence()) evidence.add(op);
+            if (!runRowValidators) return null;
+            return run.validateRow(op, reads).orElse(null);
+        }
+    }
+
     private record Applied(StoredChange change, OperationResult rejection) {
         static Applied ok(StoredChange change) { return new Applied(change, null); }
 
@@ -138,9 +173,13 @@ public final class PushProcessor {
         }
     }
 
-    /** REF upsert pipeline (SPEC-DIGEST §8.2): table → resolver → decode → PK → auth → conflict → strip → write. */
+    /**
+     * REF upsert pipeline (SPEC-DIGEST §8.2): table → resolver → decode → PK → auth → conflict → strip → validator
+     * (§6.7) → write. {@code hooks} is null when no validator is active.
+     */
     private static Applied applyOperation(StorageTransaction tx, CompiledSchema schema,
-                                          Map<String, List<String>> allowed, PushCommit.Operation op, int i) {
+                                          Map<String, List<String>> allowed, PushCommit.Operation op, int i,
+                                          Hooks hooks) {
         Optional<TableSchema> maybeTable = schema.table(op.table());
         if (maybeTable.isEmpty()) {
             return Applied.reject(i, ErrorCode.SYNC_UNKNOWN_TABLE, "the table is not handled by this server");
@@ -149,10 +188,21 @@ public final class PushProcessor {
         if (allowed == null) return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "scope resolution failed (§3.4)");
         Optional<StoredRow> stored = tx.getRow(table.name(), op.rowId());
 
+        boolean validating = hooks != null && hooks.run.wants(table.name());
         if (op.op() == Op.DELETE) {
-            if (stored.isEmpty()) return Applied.ok(null); // §6.2: absent-row delete applies, changes nothing
+            if (stored.isEmpty()) {
+                // §6.2: absent-row delete applies, changes nothing; §6.7 runs no validator, §6.8 still sees it
+                if (validating) hooks.validate(new ValidatedOperation(i, true, table.name(), op.rowId(), null, null,
+                        null, null), false);
+                return Applied.ok(null);
+            }
             if (!Scopes.authorizeWrite(table, stored.get().scopes(), allowed)) {
                 return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "delete denied by scope authorization (§3.4)");
+            }
+            if (validating) {
+                OperationResult rejected = hooks.validate(new ValidatedOperation(i, true, table.name(), op.rowId(),
+                        null, storedValues(table, stored.get()), stored.get().serverVersion(), null), true);
+                if (rejected != null) return new Applied(null, rejected);
             }
             tx.deleteRow(table.name(), op.rowId());
             return Applied.ok(StoredChange.delete(table.name(), op.rowId(), stored.get().scopes()));
@@ -190,6 +240,12 @@ public final class PushProcessor {
             }
             byte[] payload = mutated ? RowCodec.encode(table.descriptors(), values) : op.payload();
             long version = s.serverVersion() + 1;
+            if (validating) {
+                OperationResult rejected = hooks.validate(new ValidatedOperation(i, false, table.name(), op.rowId(),
+                        ValidationReads.values(table, values), ValidationReads.values(table, storedValues),
+                        s.serverVersion(), version), true);
+                if (rejected != null) return new Applied(null, rejected);
+            }
             tx.upsertRow(table.name(), new StoredRow(op.rowId(), version, s.scopes(), payload), i);
             return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), version, s.scopes(), payload));
         }
@@ -207,8 +263,17 @@ public final class PushProcessor {
         if (!Scopes.authorizeWrite(table, extracted.scopes(), allowed)) {
             return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "insert denied by scope authorization (§3.4)");
         }
+        if (validating) {
+            OperationResult rejected = hooks.validate(new ValidatedOperation(i, false, table.name(), op.rowId(),
+                    ValidationReads.values(table, values), null, null, 1L), true);
+            if (rejected != null) return new Applied(null, rejected);
+        }
         tx.upsertRow(table.name(), new StoredRow(op.rowId(), 1, extracted.scopes(), op.payload()), i);
         return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), 1, extracted.scopes(), op.payload()));
+    }
+
+    private static Map<String, Object> storedValues(TableSchema table, StoredRow stored) {
+        return ValidationReads.values(table, RowCodec.decode(table.descriptors(), stored.payload()));
     }
 
     /** A stored result as this request sees it: applied → {@code cached} on replay; rejected stays rejected. */

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
@@ -56,13 +57,20 @@ public final class SyncHandler {
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments) {
+        this(storage, schema, declarations, resolver, clock, settings, segments, Validation.NONE);
+    }
+
+    /** {@code validation}: the host's §6.7/§6.8 validators, run inside each push commit's transaction. */
+    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
+                       Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
+                       SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation) {
         this.storage = storage;
         this.schema = schema;
         this.declarations = declarations;
         this.resolver = resolver;
         this.clock = clock;
         this.settings = settings;
-        this.push = new PushProcessor(storage, clock);
+        this.push = new PushProcessor(storage, clock, validation);
         this.pull = new PullProcessor(storage, segments);
     }
 
@@ -70,6 +78,41 @@ public final class SyncHandler {
     public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs) { }
 
     public Handled handle(Identity identity, RequestMessage request) {
+        Built built = build(identity, request);
+        verify(built);
+        return built.handled();
+    }
+
+    /** A handled request whose response was materialized (encoded, spooled) before the serve-gate re-read. */
+    public record Materialized<T>(Handled handled, T body) { }
+
+    /**
+     * {@link #handle(Identity, RequestMessage)}, with {@code materialize} run on the built response BEFORE the
+     * serve-gate re-read (ARCHITECTURE step 6: build, re-read, only then send): the HTTP resource encodes and spools
+     * the body there, so what is verified is exactly what is sent. When the re-read refuses, the body is closed.
+     */
+    public <T extends AutoCloseable> Materialized<T> handle(Identity identity, RequestMessage request,
+                                                            Function<ResponseMessage, T> materialize) {
+        Built built = build(identity, request);
+        T body = materialize.apply(built.handled().response());
+        try {
+            verify(built);
+        } catch (RuntimeException e) {
+            try {
+                body.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return new Materialized<>(built.handled(), body);
+    }
+
+    /** A response built but not yet verified by the serve-gate re-read. */
+    private record Built(ServeGate entryGate, String partition, CompiledSchema running,
+                         List<CheckpointDeclaration> declared, Handled handled) { }
+
+    private Built build(Identity identity, RequestMessage request) {
         CompiledSchema running = schema.get();
         List<CheckpointDeclaration> declared = declarations.get();
         String partition = identity.partition();
@@ -98,11 +141,11 @@ public final class SyncHandler {
         if (header.schemaVersion() != running.version()) {
             // §2.4 / §7.4: no degraded encoding; the schema-floor response, nothing else.
             frames.add(respHeader(wire, running.version(), running.version(), registry.logEpoch(), epochReset));
-            return verified(entryGate, partition, running, declared, wire, frames, List.of());
+            return built(entryGate, partition, running, declared, wire, frames, List.of());
         }
         if (epochReset) {
             frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), true));
-            return verified(entryGate, partition, running, declared, wire, frames, List.of());
+            return built(entryGate, partition, running, declared, wire, frames, List.of());
         }
         validateRequest(identity, header, pushes, pullHeader, subscriptions, running);
         Map<String, List<String>> allowed = resolveOnce(identity, running);
@@ -142,16 +185,20 @@ public final class SyncHandler {
             frames.add(ErrorFrame.of(e.code(), e.getMessage(), e.detailsJson()));
             if (e.code() == ErrorCode.SYNC_SCHEMA_NOT_READY) throw e; // the gate refuses the whole response
         }
-        return verified(entryGate, partition, running, declared, wire, frames, applied);
+        return built(entryGate, partition, running, declared, wire, frames, applied);
+    }
+
+    private static Built built(ServeGate entryGate, String partition, CompiledSchema running,
+                               List<CheckpointDeclaration> declared, int wire, List<ResponseFrame> frames,
+                               List<Long> applied) {
+        return new Built(entryGate, partition, running, declared,
+                new Handled(new ResponseMessage(wire, frames), applied));
     }
 
     /** Read-verify-refuse: the gate is re-read after the whole body is built (seeds/002 handler.js). */
-    private Handled verified(ServeGate entryGate, String partition, CompiledSchema running,
-                             List<CheckpointDeclaration> declared, int wire, List<ResponseFrame> frames,
-                             List<Long> applied) {
-        ServeGatePolicy.verifyUnchanged(entryGate, storage.readServeGate(partition, running.version()),
-                running.version(), declared);
-        return new Handled(new ResponseMessage(wire, frames), applied);
+    private void verify(Built b) {
+        ServeGatePolicy.verifyUnchanged(b.entryGate(), storage.readServeGate(b.partition(), b.running().version()),
+                b.running().version(), b.declared());
     }
 
     private void ensureSchema(CompiledSchema running, List<CheckpointDeclaration> declared, String partition) {

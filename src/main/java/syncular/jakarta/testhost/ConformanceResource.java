@@ -44,6 +44,8 @@ public class ConformanceResource {
     ConformanceHost host;
     @Inject
     SyncRuntime runtime;
+    @Inject
+    ConformanceValidators validators;
 
     @POST
     @Path("reset")
@@ -74,6 +76,7 @@ public class ConformanceResource {
         synchronized (ConformanceResource.class) {
             new PostgresConformanceSupport(parts.dataSource()).wipe(parts.runner());
             host.reset(partition, nowMs, limits);
+            validators.clear();
             runtime.start(parts.config(), schema, parts.dataSource(), parts.runner());
         }
         return ok(Map.of("capabilities", capabilityNames()));
@@ -178,6 +181,101 @@ public class ConformanceResource {
         return ok(out);
     }
 
+    /**
+     * §6.7 rules installed as real validators: {@code [{table, rule}]}, one rule per table, {@code []} = off.
+     * Kinds {@code maxLength {column, max, code}} and {@code immutableWhen {column, guardColumn, guardValue, code}}.
+     */
+    @POST
+    @Path("validators")
+    public Response installValidators(String body) {
+        guard();
+        Object parsed = parse(body);
+        if (!(parsed instanceof List<?> specs)) throw invalid("the body must be a JSON array of {table, rule}");
+        SyncRuntime.Parts parts = parts();
+        Map<String, ConformanceValidators.Rule> rules = new LinkedHashMap<>();
+        for (Object spec : specs) {
+            if (!(spec instanceof Map<?, ?> m) || !(m.get("rule") instanceof Map<?, ?> rule)) {
+                throw invalid("each validator spec must be {table, rule}");
+            }
+            TableSchema table = tableOf(parts, m.get("table"));
+            if (rules.containsKey(table.name())) throw invalid("one rule per table");
+            String code = code(rule.get("code"));
+            Object kind = rule.get("kind");
+            String column = columnOf(table, rule.get("column"), "rule.column");
+            try {
+                if ("maxLength".equals(kind)) {
+                    long max = number(rule.get("max"), "rule.max");
+                    if (max < 0) throw invalid("rule.max must not be negative");
+                    rules.put(table.name(), new ConformanceValidators.MaxLength(column, max, code));
+                } else if ("immutableWhen".equals(kind)) {
+                    String guardColumn = columnOf(table, rule.get("guardColumn"), "rule.guardColumn");
+                    Object guardValue = ConformanceValidators.columnValue(table, guardColumn, rule.get("guardValue"));
+                    rules.put(table.name(), new ConformanceValidators.ImmutableWhen(column, guardColumn, guardValue,
+                            code));
+                } else {
+                    throw invalid("unknown validator rule kind");
+                }
+            } catch (IllegalArgumentException | ArithmeticException e) {
+                throw invalid(e.getMessage());
+            }
+        }
+        validators.install(rules);
+        return ok(Map.of());
+    }
+
+    /** §6.8: {@code {spec?: {kind: "requireSiblingWhen", table, column, equals, siblingRowIdSuffix, code}}}. */
+    @POST
+    @Path("commit-validator")
+    public Response installCommitValidator(String body) {
+        guard();
+        Map<String, Object> req = body == null || body.isBlank() ? jsonObject("{}") : object(body);
+        Object spec = req.get("spec");
+        if (spec == null) {
+            validators.installCommit(null);
+            return ok(Map.of());
+        }
+        if (!(spec instanceof Map<?, ?> m)) throw invalid("spec must be an object");
+        if (!"requireSiblingWhen".equals(m.get("kind"))) throw invalid("unknown commit validator kind");
+        TableSchema table = tableOf(parts(), m.get("table"));
+        String column = columnOf(table, m.get("column"), "spec.column");
+        if (!(m.get("siblingRowIdSuffix") instanceof String suffix) || suffix.isEmpty()) {
+            throw invalid("spec.siblingRowIdSuffix must be a non-empty string");
+        }
+        String code = code(m.get("code"));
+        Object equals;
+        try {
+            equals = ConformanceValidators.columnValue(table, column, m.get("equals"));
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw invalid(e.getMessage());
+        }
+        validators.installCommit(new ConformanceValidators.RequireSiblingWhen(table.name(), column, equals, suffix,
+                code));
+        return ok(Map.of());
+    }
+
+    private static TableSchema tableOf(SyncRuntime.Parts parts, Object name) {
+        if (!(name instanceof String t)) throw invalid("table must be a string");
+        return parts.schema().table(t).orElseThrow(() -> invalid("no such table in the schema"));
+    }
+
+    private static String columnOf(TableSchema table, Object name, String what) {
+        if (!(name instanceof String c) || table.column(c).isEmpty()) {
+            throw invalid(what + " must name a column of the table");
+        }
+        return c;
+    }
+
+    /** A host code (§6.7): non-empty and outside the reserved protocol families. */
+    private static String code(Object value) {
+        if (!(value instanceof String c)) throw invalid("code must be a string");
+        try {
+            syncular.jakarta.host.ValidationRejection.checkCode(c);
+        } catch (IllegalArgumentException e) {
+            throw invalid(e.getMessage());
+        }
+        return c;
+    }
+
     /** The driver form of a value (upstream conformance driver.ts {@code DriverRowValue}). */
     static Object driverValue(ColumnSchema column, Object value) {
         if (value == null) return null;
@@ -187,7 +285,7 @@ public class ConformanceResource {
     }
 
     /** Only optional features that really work and whose control routes exist. */
-    private static List<String> capabilityNames() { return List.of(); }
+    private static List<String> capabilityNames() { return List.of("validators", "commit-validators"); }
 
     private SyncRuntime.Parts parts() {
         return runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
@@ -200,16 +298,24 @@ public class ConformanceResource {
 
     private Map<String, Object> object(String body) {
         guard();
+        return jsonObject(body);
+    }
+
+    private static Map<String, Object> jsonObject(String body) {
+        if (parse(body) instanceof Map<?, ?> m) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> typed = (Map<String, Object>) m;
+            return typed;
+        }
+        throw invalid("the body must be a JSON object");
+    }
+
+    private static Object parse(String body) {
         try {
-            if (Json.parse(body == null ? "" : body) instanceof Map<?, ?> m) {
-                @SuppressWarnings("unchecked")
-                Map<String, Object> typed = (Map<String, Object>) m;
-                return typed;
-            }
+            return Json.parse(body == null ? "" : body);
         } catch (Json.JsonException e) {
             throw invalid("the body is not JSON");
         }
-        throw invalid("the body must be a JSON object");
     }
 
     private static String string(Object v, String name) {

@@ -8,18 +8,19 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.StreamingOutput;
 import jakarta.ws.rs.core.UriInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Optional;
+import java.util.zip.GZIPOutputStream;
 import syncular.jakarta.host.Credentials;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.sync.SyncException;
-import syncular.jakarta.sync.SyncHandler;
+import syncular.jakarta.sync.ResponseSpool;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.RequestDecoder;
 import syncular.jakarta.wire.RequestMessage;
-import syncular.jakarta.wire.ResponseEncoder;
 
 /**
  * {@code POST /sync} (SPEC §1.1): an SSP2 request in, an SSP2 response out. The media type is checked before
@@ -49,11 +50,37 @@ public class SyncResource {
         byte[] bytes = HttpBodies.readRequest(body, headers.getHeaderString(HttpHeaders.CONTENT_ENCODING),
                 parts.config().limits().maxRequestBytes());
         RequestMessage request = RequestDecoder.decode(bytes);
-        SyncHandler.Handled handled = parts.handler().handle(identity, request);
-        byte[] encoded = ResponseEncoder.encode(handled.response());
-        return HttpBodies.respond(Response.ok().type(MEDIA_TYPE), encoded,
+        // encoded (and beyond the threshold spilled to a file) BEFORE the gate re-read, then streamed (issue #5)
+        ResponseSpool spool = parts.handler().handle(identity, request,
+                built -> ResponseSpool.encode(built, parts.config().limits().responseSpillBytes())).body();
+        return respond(Response.ok().type(MEDIA_TYPE), spool,
                 headers.getHeaderString(HttpHeaders.ACCEPT_ENCODING), "Accept-Encoding")
                 .header("Cache-Control", "no-store").build();
+    }
+
+    /**
+     * Streams a spooled body, gzipped when the client accepts gzip, and deletes the spool's file once written (or
+     * failed). Memory stays bounded by the spool's threshold and the copy buffers, whatever the body's size.
+     */
+    private static Response.ResponseBuilder respond(Response.ResponseBuilder builder, ResponseSpool spool,
+                                                    String acceptEncoding, String vary) {
+        builder.header("Vary", vary);
+        boolean gzip = HttpBodies.acceptsGzip(acceptEncoding);
+        StreamingOutput body = out -> {
+            try {
+                if (gzip) {
+                    GZIPOutputStream gz = new GZIPOutputStream(out, 64 * 1024);
+                    spool.writeTo(gz);
+                    gz.finish();
+                } else {
+                    spool.writeTo(out);
+                }
+            } finally {
+                spool.close();
+            }
+        };
+        if (gzip) return builder.entity(body).header("Content-Encoding", "gzip");
+        return builder.entity(body).header("Content-Length", spool.size());
     }
 
     static Credentials credentials(HttpHeaders headers, UriInfo uri) {

@@ -12,6 +12,8 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.Clock;
+import syncular.jakarta.host.CommitValidator;
+import syncular.jakarta.host.RowValidator;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.host.ScopeResolver;
@@ -25,6 +27,7 @@ import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
+import syncular.jakarta.sync.Validation;
 
 /**
  * The running server's parts, wired once the database is reachable and the schema installed: storage, the sync
@@ -44,6 +47,12 @@ public class SyncRuntime {
     @Inject
     @Any
     Instance<HostOverride> overrides;
+    @Inject
+    @Any
+    Instance<RowValidator> rowValidators;
+    @Inject
+    @Any
+    Instance<CommitValidator> commitValidators;
 
     private volatile Parts parts;
 
@@ -67,11 +76,26 @@ public class SyncRuntime {
         PostgresSegmentStore segments = new PostgresSegmentStore(ds);
         segments.install();
         SyncHandler handler = new SyncHandler(storage, () -> schema, List::of, resolver, clock, settings,
-                new SegmentPublishing(segments, clock, settings.segmentTtlMs()));
+                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema));
         parts = started;
         return started;
+    }
+
+    /**
+     * §6.7/§6.8: every deployed {@link RowValidator} and {@link CommitValidator} bean (a deployer's jar, and the
+     * conformance host's rule interpreter, which holds no rule unless its control plane installs one). Resolved
+     * once here; the beans themselves decide per commit whether they apply.
+     */
+    private Validation validation() {
+        List<RowValidator> rows = rowValidators.stream().toList();
+        List<CommitValidator> commits = commitValidators.stream().toList();
+        if (!rows.isEmpty() || !commits.isEmpty()) {
+            LOG.log(Level.INFO, "validators: " + rows.size() + " row validator bean(s), " + commits.size()
+                    + " commit validator bean(s)");
+        }
+        return rows.isEmpty() && commits.isEmpty() ? Validation.NONE : new Validation(() -> rows, () -> commits);
     }
 
     /** The parts, or empty while the server is not ready (database unreachable, schema not installed). */

@@ -51,9 +51,11 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param maxOperationsPerRequest {@code syncular.limits.max-operations-per-request} (§6.1)
      * @param inlineSegmentMaxBytes   {@code syncular.limits.inline-segment-max-bytes} (§5.7)
      * @param segmentTtlMs            {@code syncular.limits.segment-ttl-ms}: lifetime of a segment publication (§5.1)
+     * @param responseSpillBytes      {@code syncular.limits.response-spill-bytes}: an encoded response body beyond
+     *                                this goes to a temporary file before the serve-gate re-read, then streams
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
-                         int inlineSegmentMaxBytes, long segmentTtlMs) {
+                         int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs);
@@ -170,7 +172,8 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
             throw new ConfigException("syncular.limits.* values must fit in 32 bits");
         }
         long segmentTtl = positive(config, "syncular.limits.segment-ttl-ms", 24L * 3600 * 1000);
-        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl);
+        long spill = positive(config, "syncular.limits.response-spill-bytes", 1024L * 1024);
+        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill);
     }
 
     private static long positive(Config config, String key, long dflt) {

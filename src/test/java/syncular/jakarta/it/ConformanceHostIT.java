@@ -73,12 +73,12 @@ class ConformanceHostIT extends DatabaseIsolation {
         HttpResponse<String> r = control("POST", "reset",
                 "{\"schema\":" + TASKS_SCHEMA + ",\"partition\":\"conf-p\",\"nowMs\":1782993600000}");
         assertEquals(200, r.statusCode(), r.body());
-        assertEquals("{\"capabilities\":[]}", r.body());
+        assertEquals("{\"capabilities\":[\"validators\",\"commit-validators\"]}", r.body());
     }
 
     @Test
     void everyRouteAnswers200JsonInItsShape() throws Exception {
-        assertJson(control("GET", "capabilities", null), "{\"capabilities\":[]}");
+        assertJson(control("GET", "capabilities", null), "{\"capabilities\":[\"validators\",\"commit-validators\"]}");
         assertJson(control("PUT", "actors/alice/allowed", "{\"project_id\":[\"p1\",\"*\"]}"), "{}");
         assertJson(control("POST", "resolver", "{\"failing\":false}"), "{}");
         assertJson(control("GET", "clock", null), "{\"nowMs\":1782993600000}");

@@ -96,6 +96,9 @@ public final class PostgresServerStorage implements ServerStorage {
     /** Schema migrations this instance committed (0 when another node did the work). */
     int migrationsApplied() { return installer.migrationsApplied(); }
 
+    /** The running schema's tables by name (for the validators' authoritative query). */
+    Map<String, RowTable> installedTables() { return installed.tables; }
+
     RowTable table(String name) {
         RowTable t = installed.tables.get(name);
         if (t == null) throw PostgresTransaction.unknownTable(name);

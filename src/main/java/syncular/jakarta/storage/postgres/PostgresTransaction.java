@@ -195,6 +195,12 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     @Override
+    public List<Map<String, Object>> queryAuthoritative(String sql, List<?> params) {
+        if (isolationPending) run("SELECT 1", null, IGNORE);
+        return PostgresValidationReads.query(c, storage.installedTables(), partition, sql, params);
+    }
+
+    @Override
     public ServeGate readServeGate(int runningSchemaVersion) {
         ServeGate[] gate = new ServeGate[1];
         run(CommitLogSql.READ_SERVE_GATE, (ps, i) -> {
