@@ -17,12 +17,21 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.ErrorFrame;
@@ -306,6 +315,119 @@ class RealtimeIT extends DatabaseIsolation {
             writer.round(List.of(writer.upsert("f1", "while the listener was down", null)));
             CommitFrame c = assertInstanceOf(CommitFrame.class, socket.nextDelta(20).frames().get(2));
             assertEquals("f1", c.changes().get(0).rowId());
+        }
+    }
+
+    @Test
+    void aMessageSentRightAfterTheUpgradeIsProcessedNotDropped() throws Exception {
+        try (RealtimeTestSocket socket = connect("rt-early")) {
+            // sent before hello arrived: the session may still be loading its registrations
+            socket.send("{\"event\":\"presence\",\"data\":{\"scopeKey\":\"list:nobody\",\"doc\":{}}}");
+            assertEquals("hello", socket.nextEvent(10).get("event"));
+            assertEquals("presence.forbidden", data(socket.nextEvent(10)).get("error"));
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void twentySessionsReconnectingWhileCommitsFlowAllConverge() throws Exception {
+        int n = 20;
+        String list = "L-storm";
+        List<SyncTestClient> clients = new ArrayList<>();
+        for (int i = 0; i < n; i++) clients.add(pulled("rt-storm-" + i, list));
+        SyncTestClient writer = new SyncTestClient(uri(), "rt-storm-writer", list);
+        ExecutorService pool = Executors.newFixedThreadPool(n + 1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        CountDownLatch start = new CountDownLatch(1);
+        AtomicInteger sessionsOpened = new AtomicInteger();
+        try {
+            List<Future<?>> work = new ArrayList<>();
+            work.add(pool.submit(() -> {
+                start.await();
+                for (int i = 0; i < 40; i++) {
+                    writer.round(List.of(writer.upsert("st" + i, "v" + i, null)));
+                    Thread.sleep(15);
+                }
+                return null;
+            }));
+            for (SyncTestClient c : clients) {
+                work.add(pool.submit(() -> {
+                    start.await();
+                    try {
+                        for (int round = 0; round < 3; round++) {
+                            try (RealtimeTestSocket s = connect(c.clientId)) {
+                                sessionsOpened.incrementAndGet();
+                                follow(c, s, 150 + ThreadLocalRandom.current().nextInt(200));
+                            }
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : work) f.get(120, TimeUnit.SECONDS);
+            assertNull(failure.get(), () -> "a session failed: " + failure.get());
+            assertEquals(3 * n, sessionsOpened.get());
+
+            // every client reconnects once more, catches up as hello says, then one last commit must reach all
+            // twenty as a delta: every session is registered, live and cursor-contiguous
+            List<RealtimeTestSocket> sockets = new ArrayList<>();
+            try {
+                for (SyncTestClient c : clients) {
+                    RealtimeTestSocket s = connect(c.clientId);
+                    sockets.add(s);
+                    Map<?, ?> hello = data(s.nextEvent(10));
+                    boolean behind = num(hello.get("cursor")) < num(hello.get("latestCursor"));
+                    assertEquals(behind, hello.get("requiresSync"), () -> "hello: " + hello);
+                    if (behind) {
+                        c.round(List.of());
+                        s.send("{\"type\":\"ack\",\"cursor\":" + c.cursor + "}");
+                    }
+                }
+                Thread.sleep(500);
+                writer.round(List.of(writer.upsert("st-final", "last", null)));
+                for (int i = 0; i < n; i++) {
+                    ResponseMessage delta = sockets.get(i).nextDelta(15);
+                    clients.get(i).apply(delta);
+                }
+            } finally {
+                for (RealtimeTestSocket s : sockets) s.close();
+            }
+            SyncTestClient fresh = pulled("rt-storm-fresh", list);
+            for (SyncTestClient c : clients) {
+                assertEquals(fresh.snapshot(), c.snapshot(), () -> c.clientId + " did not converge");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Applies deltas in order and pulls on every wake, for {@code millis}. */
+    private static void follow(SyncTestClient c, RealtimeTestSocket s, long millis) throws Exception {
+        long deadline = System.nanoTime() + millis * 1_000_000;
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) return;
+            Object m = s.messages.poll(left, TimeUnit.NANOSECONDS);
+            if (m == null) return;
+            if (m instanceof byte[] b) {
+                ResponseMessage delta = ResponseDecoder.decode(java.util.Arrays.copyOfRange(b, 1, b.length));
+                SubEnd end = (SubEnd) delta.frames().get(delta.frames().size() - 1);
+                if (end.nextCursor() > c.cursor) {
+                    c.apply(delta);
+                    s.send("{\"type\":\"ack\",\"cursor\":" + c.cursor + "}");
+                }
+                continue;
+            }
+            Map<?, ?> event = (Map<?, ?>) syncular.jakarta.wire.Json.parse((String) m);
+            boolean pull = "sync".equals(event.get("event"))
+                    || "hello".equals(event.get("event")) && Boolean.TRUE.equals(data(event).get("requiresSync"));
+            if (pull) {
+                c.round(List.of());
+                s.send("{\"type\":\"ack\",\"cursor\":" + c.cursor + "}");
+            }
         }
     }
 
