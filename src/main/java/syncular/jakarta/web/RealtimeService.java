@@ -52,6 +52,9 @@ public class RealtimeService {
     private RealtimeHub hub;
     private PostgresCommitFeed feed;
     private ScheduledFuture<?> heartbeat;
+    /** Conformance-host limits from the last reset; they outlive a hub that does not exist yet. */
+    private Integer maxDeltaOverride;
+    private Integer maxPresenceOverride;
 
     /** The hub, started on first use; empty while the server is not ready. */
     public synchronized Optional<RealtimeHub> hub() {
@@ -64,7 +67,7 @@ public class RealtimeService {
                 config.readinessRetryMaxMs());
         hub = new RealtimeHub(() -> runtime.parts().map(p -> new RealtimeHub.Context(p.storage(), p.handler(),
                 p.schema(), p.resolver(), p.clock(), p.config().limits().maxRequestBytes())), feed, executor,
-                config.realtime());
+                effective(config.realtime()));
         PostgresCommitFeed started = feed;
         RealtimeHub listener = hub;
         threads.newThread(() -> started.run(listener)).start();
@@ -96,13 +99,19 @@ public class RealtimeService {
 
     /** Conformance reset: every socket closed, presence dropped, feed positions forgotten, limits replaced. */
     public synchronized void reset(Integer maxDeltaBytes, Integer maxPresenceBytes) {
+        maxDeltaOverride = maxDeltaBytes;
+        maxPresenceOverride = maxPresenceBytes;
         if (hub == null) return;
         hub.closeAll(1012, "reset");
         feed.forgetPositions();
-        RealtimeSettings s = runtime.parts().map(p -> p.config().realtime()).orElse(hub.settings());
-        if (maxDeltaBytes != null) s = s.withMaxDeltaBytes(maxDeltaBytes);
-        if (maxPresenceBytes != null) s = s.withMaxPresenceBytes(maxPresenceBytes);
-        hub.settings(s);
+        hub.settings(effective(runtime.parts().map(p -> p.config().realtime()).orElse(RealtimeSettings.DEFAULTS)));
+    }
+
+    private RealtimeSettings effective(RealtimeSettings configured) {
+        RealtimeSettings s = configured;
+        if (maxDeltaOverride != null) s = s.withMaxDeltaBytes(maxDeltaOverride);
+        if (maxPresenceOverride != null) s = s.withMaxPresenceBytes(maxPresenceOverride);
+        return s;
     }
 
     /** Whether the commit feed's connection is up (tests and diagnostics). */

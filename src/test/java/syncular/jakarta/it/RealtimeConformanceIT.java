@@ -57,6 +57,15 @@ class RealtimeConformanceIT extends DatabaseIsolation {
     }
 
     @Test
+    void theUpgradeRequestsHeadersReachTheAuthenticator() throws Exception {
+        try (RealtimeTestSocket socket = RealtimeTestSocket.open(base.toURI(), "clientId=c-bob",
+                "X-Syncular-Actor", "bob")) {
+            Map<?, ?> hello = socket.nextEvent(10);
+            assertEquals("bob", ((Map<?, ?>) hello.get("data")).get("actorId"));
+        }
+    }
+
+    @Test
     void helloCarriesTheActorAndTheVirtualClockAndAResetClosesTheSocket() throws Exception {
         try (RealtimeTestSocket socket = RealtimeTestSocket.open(base.toURI(), "clientId=c-alice&actor=alice")) {
             Map<?, ?> hello = socket.nextEvent(10);

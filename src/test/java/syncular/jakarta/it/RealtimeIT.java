@@ -36,6 +36,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.ErrorFrame;
 import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushResult;
 import syncular.jakarta.wire.ReqHeader;
 import syncular.jakarta.wire.RequestEncoder;
 import syncular.jakarta.wire.RequestFrame;
@@ -315,6 +316,26 @@ class RealtimeIT extends DatabaseIsolation {
             writer.round(List.of(writer.upsert("f1", "while the listener was down", null)));
             CommitFrame c = assertInstanceOf(CommitFrame.class, socket.nextDelta(20).frames().get(2));
             assertEquals("f1", c.changes().get(0).rowId());
+        }
+    }
+
+    @Test
+    void theConfiguredMessageCapAppliesOnBothContainers() throws Exception {
+        SyncTestClient client = new SyncTestClient(uri(), "rt-cap", "L-cap");
+        // 300 KB: far above both containers' default buffers, below syncular.realtime.max-message-bytes (1 MiB)
+        byte[] big = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(client.clientId, 1),
+                client.upsert("cap1", "c".repeat(300_000), null))));
+        try (RealtimeTestSocket socket = connect(client.clientId)) {
+            socket.nextEvent(10);
+            ResponseMessage r = ResponseDecoder.decode(socket.round(big));
+            assertEquals(PushResult.Status.APPLIED,
+                    assertInstanceOf(PushResult.class, r.frames().get(1)).status());
+            try {
+                socket.sendBinary(new byte[2 * 1024 * 1024]);
+            } catch (java.util.concurrent.ExecutionException closedWhileSending) {
+                // the server may close before the last byte is written; the close code below is the verdict
+            }
+            assertTrue(socket.awaitClose(15).startsWith("1009"), "over the cap: 1009 message too big");
         }
     }
 

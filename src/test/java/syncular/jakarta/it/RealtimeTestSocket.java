@@ -31,11 +31,12 @@ final class RealtimeTestSocket implements WebSocket.Listener, AutoCloseable {
     private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
     WebSocket ws;
 
-    static RealtimeTestSocket open(URI base, String query) throws Exception {
+    static RealtimeTestSocket open(URI base, String query, String... headers) throws Exception {
         URI uri = URI.create(base.toString().replaceFirst("^http", "ws") + "realtime?" + query);
         RealtimeTestSocket s = new RealtimeTestSocket();
-        s.ws = HTTP.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10)).buildAsync(uri, s)
-                .get(20, TimeUnit.SECONDS);
+        WebSocket.Builder b = HTTP.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10));
+        for (int i = 0; i + 1 < headers.length; i += 2) b.header(headers[i], headers[i + 1]);
+        s.ws = b.buildAsync(uri, s).get(20, TimeUnit.SECONDS);
         return s;
     }
 
