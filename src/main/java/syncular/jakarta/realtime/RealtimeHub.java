@@ -108,11 +108,14 @@ public final class RealtimeHub implements CommitFeed.Listener {
         int wire = record.map(ClientRecord::wireVersion).filter(WireVersion::isSupported).orElse(WireVersion.V1);
         RealtimeSession session = new RealtimeSession(this, identity, clientId, registry.logEpoch(), wire, cursor,
                 latest, registrations, scopeKeys(ctx.schema(), registrations), channel, settings);
-        // registered before hello so no commit after the latestCursor read can slip between them
-        byPartition.computeIfAbsent(partition, p -> ConcurrentHashMap.newKeySet()).add(session);
         long now = ctx.clock().nowMs();
+        // hello is queued first, so nothing the session is sent can overtake it
         session.send(new RealtimeControl.Hello(RealtimeControl.PROTOCOL_VERSION, session.sessionId,
                 identity.actorId(), clientId, cursor, latest, record.isEmpty() || cursor < latest, now));
+        byPartition.computeIfAbsent(partition, p -> ConcurrentHashMap.newKeySet()).add(session);
+        // a commit fanned out between the latestCursor read and the registration reached no one: §8.2 says wake
+        long after = ctx.storage().getMaxCommitSeq(partition);
+        if (after > latest) session.missed(after, now);
         synchronized (presenceLock) {
             for (String key : session.scopeKeys()) snapshot(session, key, now);
         }

@@ -38,6 +38,7 @@ import syncular.jakarta.sync.SyncException;
 public class RealtimeEndpoint {
     private static final System.Logger LOG = System.getLogger(RealtimeEndpoint.class.getName());
     private static final String SESSION = "syncular.realtime.session";
+    private static final String MAX_BYTES = "syncular.realtime.max-message-bytes";
 
     @OnOpen
     public void open(Session socket, EndpointConfig config) {
@@ -46,6 +47,7 @@ public class RealtimeEndpoint {
         RealtimeSettings settings = service.settings();
         socket.setMaxBinaryMessageBufferSize(settings.maxMessageBytes());
         socket.setMaxTextMessageBufferSize(settings.maxMessageBytes());
+        socket.getUserProperties().put(MAX_BYTES, settings.maxMessageBytes());
         // the socket is only ever idle for a heartbeat period; leave the container's idle timeout out of it
         socket.setMaxIdleTimeout(0);
         Map<String, List<String>> params = socket.getRequestParameterMap();
@@ -76,12 +78,28 @@ public class RealtimeEndpoint {
 
     @OnMessage
     public void text(Session socket, String text) {
+        if (tooBig(socket, text.length())) return;
         session(socket).ifPresent(s -> s.onText(text));
     }
 
     @OnMessage
     public void binary(Session socket, byte[] frame) {
+        if (tooBig(socket, frame.length)) return;
         session(socket).ifPresent(s -> s.onBinary(frame));
+    }
+
+    /**
+     * The cap checked here as well: a container may keep a larger incoming buffer than the session's setting (Tyrus
+     * sizes its buffer by its own property), and a message over the configured cap must never reach the protocol.
+     */
+    private static boolean tooBig(Session socket, int length) {
+        Object max = socket.getUserProperties().get(MAX_BYTES);
+        if (max instanceof Integer m && length > m) {
+            session(socket).ifPresent(RealtimeSession::closed);
+            close(socket, CloseReason.CloseCodes.TOO_BIG, "message too big");
+            return true;
+        }
+        return false;
     }
 
     @OnClose

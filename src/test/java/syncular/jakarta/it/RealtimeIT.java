@@ -335,7 +335,11 @@ class RealtimeIT extends DatabaseIsolation {
             } catch (java.util.concurrent.ExecutionException closedWhileSending) {
                 // the server may close before the last byte is written; the close code below is the verdict
             }
-            assertTrue(socket.awaitClose(15).startsWith("1009"), "over the cap: 1009 message too big");
+            // Undertow answers 1009 (message too big); Tyrus may instead drop the connection while the client is
+            // still writing the oversize frame, which the client sees as an aborted connection. Either way the
+            // message was refused and the socket is gone.
+            String closed = socket.awaitClose(15);
+            assertTrue(closed.startsWith("1009") || closed.startsWith("error"), () -> "over the cap: " + closed);
         }
     }
 
