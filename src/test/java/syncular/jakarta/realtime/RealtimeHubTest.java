@@ -116,7 +116,8 @@ class RealtimeHubTest {
         String nextText() throws InterruptedException { return assertInstanceOf(String.class, next()); }
 
         ResponseMessage nextBinary(int tag) throws InterruptedException {
-            byte[] b = assertInstanceOf(byte[].class, next(), "expected a binary message");
+            Object o = next();
+            byte[] b = assertInstanceOf(byte[].class, o, () -> "expected a binary message, got " + o);
             assertEquals(tag, b[0]);
             return ResponseDecoder.decode(Arrays.copyOfRange(b, 1, b.length));
         }
@@ -224,6 +225,64 @@ class RealtimeHubTest {
         assertEquals("sync.invalid_client_id", assertInstanceOf(ErrorFrame.class, failed.frames().get(1)).code());
         assertEquals(List.of("s-p2"), session.registrations().stream().map(Registration::id).toList(),
                 "a failed round leaves registrations unchanged");
+    }
+
+    /** A socket whose sends never complete: a client that stopped reading. */
+    static final class Stuck implements SocketChannel {
+        final List<Object> started = new ArrayList<>();
+
+        @Override
+        public synchronized void sendText(String text, Consumer<Throwable> done) { started.add(text); }
+
+        @Override
+        public synchronized void sendBinary(ByteBuffer data, Consumer<Throwable> done) { started.add(data); }
+
+        @Override
+        public void close(int code, String reason) { }
+    }
+
+    @Test
+    void aStuckSocketNeverHoldsUpOthersAndFallsBackToACatchupWake() throws Exception {
+        Node n = nodes.get(0);
+        // room for a few deltas per socket: the live socket drains at once, the stuck one fills up
+        n.hub.settings(new RealtimeSettings(1 << 20, 30_000, 1 << 20, true, 16 * 1024, 1_000, 1024));
+        n.handler.handle(actor, pull("stuck", "p1", -1));
+        n.handler.handle(actor, pull("live", "p1", -1));
+        Stuck stuck = new Stuck();
+        RealtimeSession stuckSession = n.hub.connect(actor, "stuck", stuck);   // hello is in flight forever
+        Recorder live = new Recorder();
+        n.hub.connect(actor, "live", live);
+        live.nextText();
+        List<Long> pushed = new ArrayList<>();
+        for (int i = 0; i < 12; i++) pushed.add(push(n, "writer", "s" + i, "p1"));
+        for (long seq : pushed) {
+            assertEquals(seq, assertInstanceOf(CommitFrame.class, live.nextBinary(0x00).frames().get(2)).commitSeq());
+        }
+        assertTrue(stuckSession.wakePending(), "a delta that does not fit the outbox becomes a catchup wake");
+        assertEquals(1, stuck.started.size(), "still only hello in flight: the rest waits, bounded");
+    }
+
+    @Test
+    void aBehindSessionWakesUntilItsAckCatchesUpAndAnOversizeDeltaWakesToo() throws Exception {
+        Node n = nodes.get(0);
+        n.handler.handle(actor, pull("behind", "p1", -1));
+        long missed = push(n, "writer", "b1", "p1");
+        Thread.sleep(300);   // b1's notice is fanned out before the session exists
+        Recorder socket = new Recorder();
+        RealtimeSession session = n.hub.connect(actor, "behind", socket);
+        assertTrue(socket.nextText().contains("\"requiresSync\":true"));
+        push(n, "writer", "b2", "p1");
+        String wake = socket.nextText();
+        assertTrue(wake.contains("\"reason\":\"catchup-required\"") && wake.contains("\"requiresPull\":true"), wake);
+        long latest = n.storage.getMaxCommitSeq(partition);
+        assertTrue(latest > missed);
+        session.onText("{\"type\":\"ack\",\"cursor\":" + latest + "}");
+        long live = push(n, "writer", "b3", "p1");
+        assertEquals(live, assertInstanceOf(CommitFrame.class, socket.nextBinary(0x00).frames().get(2)).commitSeq());
+
+        n.hub.settings(RealtimeSettings.DEFAULTS.withMaxDeltaBytes(64));
+        push(n, "writer", "b4", "p1");
+        assertTrue(socket.nextText().contains("\"reason\":\"delta-too-large\""));
     }
 
     @Test
