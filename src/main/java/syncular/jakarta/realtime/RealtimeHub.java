@@ -42,9 +42,6 @@ import syncular.jakarta.wire.WireVersion;
  */
 public final class RealtimeHub implements CommitFeed.Listener {
     private static final System.Logger LOG = System.getLogger(RealtimeHub.class.getName());
-    /** {@code sync.*} codes are too long for nothing; the close reason is the catalog code (issue: 1008 + code). */
-    public static final int POLICY_VIOLATION = 1008;
-
     /** What the hub needs of the running server; replaced as a whole by a restart (conformance reset). */
     public record Context(ServerStorage storage, SyncHandler handler, CompiledSchema schema, ScopeResolver resolver,
                           Clock clock, long maxRequestBytes) { }

@@ -90,11 +90,7 @@ public final class RealtimeSession {
 
     public synchronized List<Registration> registrations() { return registrations; }
 
-    synchronized long cursor() { return cursor; }
-
     synchronized boolean wakePending() { return wakePending; }
-
-    boolean isClosed() { return closed; }
 
     // ------------------------------------------------------------------ inbound
 
