@@ -26,6 +26,7 @@ import syncular.jakarta.storage.postgres.PostgresConformanceSupport;
 import syncular.jakarta.sync.Retention;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncSettings;
+import syncular.jakarta.web.RealtimeService;
 import syncular.jakarta.web.SyncRuntime;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
@@ -46,6 +47,8 @@ public class ConformanceResource {
     SyncRuntime runtime;
     @Inject
     ConformanceValidators validators;
+    @Inject
+    RealtimeService realtime;
 
     @POST
     @Path("reset")
@@ -78,6 +81,10 @@ public class ConformanceResource {
             host.reset(partition, nowMs, limits);
             validators.clear();
             runtime.start(parts.config(), schema, parts.dataSource(), parts.runner());
+            realtime.reset(req.get("limits") instanceof Map<?, ?> l && l.get("maxDeltaBytes") != null
+                            ? (int) number(l.get("maxDeltaBytes"), "limits.maxDeltaBytes") : null,
+                    req.get("limits") instanceof Map<?, ?> l2 && l2.get("maxPresenceBytes") != null
+                            ? (int) number(l2.get("maxPresenceBytes"), "limits.maxPresenceBytes") : null);
         }
         return ok(Map.of("capabilities", capabilityNames()));
     }

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Optional;
 import java.util.zip.GZIPOutputStream;
+import io.airlift.compress.zstd.ZstdOutputStream;
 import syncular.jakarta.host.Credentials;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.sync.SyncException;
@@ -59,16 +60,30 @@ public class SyncResource {
     }
 
     /**
-     * Streams a spooled body, gzipped when the client accepts gzip, and deletes the spool's file once written (or
-     * failed). Memory stays bounded by the spool's threshold and the copy buffers, whatever the body's size.
+     * Streams a spooled body, compressed per {@code Accept-Encoding} (zstd, then gzip, as {@link HttpBodies}; small
+     * bodies as they are), and deletes the spool's file once written (or failed). Memory stays bounded by the spool's
+     * threshold and the copy buffers, whatever the body's size.
      */
     private static Response.ResponseBuilder respond(Response.ResponseBuilder builder, ResponseSpool spool,
                                                     String acceptEncoding, String vary) {
         builder.header("Vary", vary);
-        boolean gzip = HttpBodies.acceptsGzip(acceptEncoding);
+        boolean large = spool.size() >= HttpBodies.MIN_COMPRESS_BYTES;
+        String coding = !large ? null : HttpBodies.accepts(acceptEncoding, "zstd") ? "zstd"
+                : HttpBodies.accepts(acceptEncoding, "gzip") ? "gzip" : null;
         StreamingOutput body = out -> {
             try {
-                if (gzip) {
+                if ("zstd".equals(coding)) {
+                    // closing the zstd stream writes its last block; the container's stream stays the container's
+                    ZstdOutputStream z = new ZstdOutputStream(new java.io.FilterOutputStream(out) {
+                        @Override
+                        public void write(byte[] b, int off, int len) throws IOException { out.write(b, off, len); }
+
+                        @Override
+                        public void close() throws IOException { out.flush(); }
+                    });
+                    spool.writeTo(z);
+                    z.close();
+                } else if ("gzip".equals(coding)) {
                     GZIPOutputStream gz = new GZIPOutputStream(out, 64 * 1024);
                     spool.writeTo(gz);
                     gz.finish();
@@ -79,7 +94,7 @@ public class SyncResource {
                 spool.close();
             }
         };
-        if (gzip) return builder.entity(body).header("Content-Encoding", "gzip");
+        if (coding != null) return builder.entity(body).header("Content-Encoding", coding);
         return builder.entity(body).header("Content-Length", spool.size());
     }
 

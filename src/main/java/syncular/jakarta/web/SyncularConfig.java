@@ -7,6 +7,7 @@ import java.util.Optional;
 import java.util.function.Function;
 import org.eclipse.microprofile.config.Config;
 import syncular.jakarta.host.JwtAuthenticator;
+import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.sync.Retention;
 import syncular.jakarta.sync.SyncSettings;
 
@@ -25,10 +26,12 @@ import syncular.jakarta.sync.SyncSettings;
  * @param readinessRetryMaxMs {@code syncular.readiness.retry-max-ms}: the cap of the database retry backoff
  * @param auth            {@code syncular.auth.*}: the built-in authentication
  * @param limits          {@code syncular.limits.*}: request, response and protocol limits
+ * @param realtime        {@code syncular.realtime.*}: WebSocket limits, heartbeat, presence (SPEC §8)
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
-                             long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention) {
+                             long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention,
+                             RealtimeSettings realtime) {
     /**
      * {@code syncular.retention.*}: §4.6 pruning by an EJB timer. The spec's values are floors a host may raise,
      * never lower, so a smaller value fails deployment.
@@ -92,7 +95,27 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
-                limits(config), retention(config));
+                limits(config), retention(config), realtime(config));
+    }
+
+    /** {@code syncular.realtime.*}; defaults in {@link RealtimeSettings#DEFAULTS}. */
+    private static RealtimeSettings realtime(Config config) {
+        RealtimeSettings d = RealtimeSettings.DEFAULTS;
+        long maxMessage = positive(config, "syncular.realtime.max-message-bytes", d.maxMessageBytes());
+        long heartbeat = positive(config, "syncular.realtime.heartbeat-ms", d.heartbeatMs());
+        long maxDelta = positive(config, "syncular.realtime.max-delta-bytes", d.maxDeltaBytes());
+        boolean presence = parsed(config, "syncular.realtime.presence.enabled", SyncularConfig::bool, "true or false")
+                .orElse(d.presenceEnabled());
+        long maxPresence = positive(config, "syncular.realtime.presence.max-bytes", d.maxPresenceBytes());
+        long outboxBytes = positive(config, "syncular.realtime.outbox-max-bytes", d.outboxMaxBytes());
+        long outboxMessages = positive(config, "syncular.realtime.outbox-max-messages", d.outboxMaxMessages());
+        if (maxMessage < 64) throw new ConfigException("syncular.realtime.max-message-bytes must be at least 64");
+        if (maxMessage > Integer.MAX_VALUE || maxDelta > Integer.MAX_VALUE || maxPresence > Integer.MAX_VALUE
+                || outboxMessages > Integer.MAX_VALUE) {
+            throw new ConfigException("syncular.realtime.* sizes must fit in 32 bits");
+        }
+        return new RealtimeSettings((int) maxMessage, heartbeat, (int) maxDelta, presence, (int) maxPresence,
+                outboxBytes, (int) outboxMessages);
     }
 
     private static RetentionSettings retention(Config config) {

@@ -43,7 +43,7 @@ final class CommitLogSql {
               INSERT INTO sync_commits(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
                                        writer_version)
               SELECT ?, max_commit_seq, ?, ?, ?, ?, ? FROM allocated
-              RETURNING commit_seq),
+              RETURNING partition, commit_seq),
             ch AS (
               INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
               SELECT ?, c.commit_seq, u.idx, u.tbl, u.row_id, u.op, u.row_version, u.scopes::jsonb, u.payload
@@ -55,7 +55,15 @@ final class CommitLogSql {
                 FROM c, unnest(?::text[], ?::text[], ?::text[]) AS v(tbl, var, value)
               ON CONFLICT DO NOTHING)""";
 
-    static final String APPEND_COMMIT = APPEND_COMMIT_CTES + "\nSELECT commit_seq FROM c";
+    /**
+     * The final select of an append: the seq, and the realtime notice (SPEC §8.2, {@code PostgresCommitFeed}) queued
+     * inside the commit's transaction, so PostgreSQL delivers it iff the commit commits (a rejection's rollback to
+     * the push savepoint discards it too).
+     */
+    static final String APPEND_SELECT =
+            "SELECT commit_seq, pg_notify('" + PostgresCommitFeed.CHANNEL + "', partition || ':' || commit_seq) FROM c";
+
+    static final String APPEND_COMMIT = APPEND_COMMIT_CTES + "\n" + APPEND_SELECT;
 
     /**
      * {@link #APPEND_COMMIT} plus the applied push result in the same statement, with the allocated seq written
@@ -68,7 +76,7 @@ final class CommitLogSql {
               INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
               SELECT ?, ?, ?, jsonb_set(?::jsonb, '{commitSeq}', to_jsonb(c.commit_seq)) FROM c
               ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING)
-            SELECT commit_seq FROM c""";
+            """ + APPEND_SELECT;
 
     /**
      * One commit-window page in one round trip (relational-rows.ts {@code commitWindowPageSql}): candidate commits

@@ -1,0 +1,324 @@
+package syncular.jakarta.realtime;
+
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
+import syncular.jakarta.host.Clock;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.schema.ScopePattern;
+import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.ClientRecord;
+import syncular.jakarta.storage.ClientSubscription;
+import syncular.jakarta.storage.CommitFeed;
+import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StoredCommit;
+import syncular.jakarta.sync.Scopes;
+import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.sync.SyncHandler;
+import syncular.jakarta.wire.ErrorCode;
+import syncular.jakarta.wire.RealtimeControl;
+import syncular.jakarta.wire.WireVersion;
+
+/**
+ * The realtime hub (SPEC §8): connects sessions (§8.1 hello with registrations from the client record), fans commits
+ * out as the {@link CommitFeed} reports them — local and remote commits alike, only after they committed — runs
+ * socket rounds on an executor through the very same {@link SyncHandler} as {@code POST /sync} (§8.7), keeps presence
+ * (§8.6) and sends heartbeats (§8.5). Fanout never waits on a socket: each session has a bounded {@link Outbox}.
+ *
+ * <p>Thread-safe. Feed callbacks arrive on the feed's single thread; socket callbacks on container threads.
+ */
+public final class RealtimeHub implements CommitFeed.Listener {
+    private static final System.Logger LOG = System.getLogger(RealtimeHub.class.getName());
+    /** What the hub needs of the running server; replaced as a whole by a restart (conformance reset). */
+    public record Context(ServerStorage storage, SyncHandler handler, CompiledSchema schema, ScopeResolver resolver,
+                          Clock clock, long maxRequestBytes) { }
+
+    private final Supplier<Optional<Context>> context;
+    private final CommitFeed feed;
+    private final Executor rounds;
+    private volatile RealtimeSettings settings;
+    private final Map<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
+    private final Object presenceLock = new Object();
+    private final PresenceRegistry presence = new PresenceRegistry();
+
+    public RealtimeHub(Supplier<Optional<Context>> context, CommitFeed feed, Executor rounds,
+                       RealtimeSettings settings) {
+        this.context = context;
+        this.feed = feed;
+        this.rounds = rounds;
+        this.settings = settings;
+    }
+
+    public RealtimeSettings settings() { return settings; }
+
+    /** Conformance-host limits (maxDeltaBytes, maxPresenceBytes) replace the configured ones. */
+    public void settings(RealtimeSettings next) { this.settings = next; }
+
+    public int sessionCount() { return byPartition.values().stream().mapToInt(Set::size).sum(); }
+
+    long maxRequestBytes() { return context().maxRequestBytes(); }
+
+    private Context context() {
+        return context.get().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
+                "the server is starting or its database is unreachable", "{}"));
+    }
+
+    // ------------------------------------------------------------------ connect
+
+    /**
+     * §8.1: registers an authenticated connection and sends hello, then the presence snapshot of its keys.
+     * Throws {@link SyncException} for a refused client id (the caller closes with 1008 and the code).
+     */
+    public RealtimeSession connect(Identity identity, String clientId, SocketChannel channel) {
+        Context ctx = context();
+        if (clientId == null || clientId.isEmpty()) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID, "clientId query parameter is required (§8.1)");
+        }
+        if (clientId.startsWith("[\"remote-command\",")) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
+                    "clientId uses a reserved server-command namespace (§1.5)");
+        }
+        String partition = identity.partition();
+        PartitionRegistryEntry registry = ctx.storage().touchPartition(partition, ctx.clock().nowMs(),
+                UUID.randomUUID().toString());
+        Optional<ClientRecord> record = ctx.storage().getClientRecord(partition, clientId);
+        if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
+                    "clientId is bound to a different actor in this partition (§1.5)");
+        }
+        List<Registration> registrations = registrations(ctx, identity, record);
+        long latest = ctx.storage().getMaxCommitSeq(partition);
+        long cursor = record.map(ClientRecord::cursor).orElse(-1L);
+        int wire = record.map(ClientRecord::wireVersion).filter(WireVersion::isSupported).orElse(WireVersion.V1);
+        RealtimeSession session = new RealtimeSession(this, identity, clientId, registry.logEpoch(), wire, cursor,
+                latest, registrations, scopeKeys(ctx.schema(), registrations), channel, settings);
+        long now = ctx.clock().nowMs();
+        // hello is queued first, so nothing the session is sent can overtake it
+        session.send(new RealtimeControl.Hello(RealtimeControl.PROTOCOL_VERSION, session.sessionId,
+                identity.actorId(), clientId, cursor, latest, record.isEmpty() || cursor < latest, now));
+        byPartition.computeIfAbsent(partition, p -> ConcurrentHashMap.newKeySet()).add(session);
+        // a commit fanned out between the latestCursor read and the registration reached no one: §8.2 says wake
+        long after = ctx.storage().getMaxCommitSeq(partition);
+        if (after > latest) session.missed(after, now);
+        synchronized (presenceLock) {
+            for (String key : session.scopeKeys()) snapshot(session, key, now);
+        }
+        return session;
+    }
+
+    /** §8.1/§8.7: the client record's subscription list, resolved to effective scopes; revoked ones register nothing. */
+    private static List<Registration> registrations(Context ctx, Identity identity, Optional<ClientRecord> record) {
+        Map<String, List<String>> allowed;
+        try {
+            allowed = ctx.resolver().resolveScopes(identity);
+        } catch (RuntimeException e) {
+            allowed = null;   // §7.3.3: an outage registers nothing; the next round re-registers
+        }
+        List<Registration> out = new ArrayList<>();
+        for (ClientSubscription s : record.map(ClientRecord::subscriptions).orElse(List.of())) {
+            Optional<TableSchema> table = ctx.schema().table(s.table());
+            if (table.isEmpty()) continue;
+            if (!s.scopes().keySet().stream().allMatch(k -> table.get().scopeForVariable(k).isPresent())) continue;
+            Scopes.effective(s.scopes(), allowed).ifPresent(e -> out.add(new Registration(s.id(), s.table(), e)));
+        }
+        return out;
+    }
+
+    /** §8.6.3: the scope keys ({@code prefix:value}) the registrations cover. */
+    static Set<String> scopeKeys(CompiledSchema schema, List<Registration> registrations) {
+        Set<String> keys = new LinkedHashSet<>();
+        for (Registration r : registrations) {
+            Optional<TableSchema> table = schema.table(r.table());
+            if (table.isEmpty()) continue;
+            for (Map.Entry<String, List<String>> e : r.effective().entrySet()) {
+                Optional<ScopePattern> pattern = table.get().scopeForVariable(e.getKey());
+                if (pattern.isEmpty()) continue;
+                for (String v : e.getValue()) keys.add(pattern.get().scopeKey(v));
+            }
+        }
+        return keys;
+    }
+
+    void disconnect(RealtimeSession session) {
+        Set<RealtimeSession> sessions = byPartition.get(session.partition());
+        if (sessions == null || !sessions.remove(session)) return;
+        long now = clockNow();
+        synchronized (presenceLock) {
+            for (String key : presence.keysOf(session.partition(), session)) leave(session, key, now);
+        }
+    }
+
+    /** Closes every socket and forgets all presence (conformance reset, shutdown). */
+    public void closeAll(int code, String reason) {
+        for (Set<RealtimeSession> sessions : byPartition.values()) {
+            for (RealtimeSession s : List.copyOf(sessions)) s.close(code, reason);
+        }
+        byPartition.clear();
+        synchronized (presenceLock) {
+            presence.clearAll();
+        }
+    }
+
+    // ------------------------------------------------------------------ fanout
+
+    @Override
+    public void committed(String partition, long commitSeq) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null || sessions.isEmpty()) return;
+        Optional<StoredCommit> commit = feed.readCommit(partition, commitSeq);
+        long now = clockNow();
+        if (commit.isEmpty()) {
+            // pruned before we read it: whoever it concerned must pull
+            for (RealtimeSession s : sessions) s.missed(commitSeq, now);
+            return;
+        }
+        int maxDelta = settings.maxDeltaBytes();
+        for (RealtimeSession s : sessions) {
+            try {
+                s.deliver(commit.get(), maxDelta, now);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "delivering commit " + commitSeq + " to a realtime session failed", e);
+            }
+        }
+    }
+
+    @Override
+    public void missed(String partition, long throughSeq) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) return;
+        long now = clockNow();
+        for (RealtimeSession s : sessions) s.missed(throughSeq, now);
+    }
+
+    /** §8.5 heartbeat to every socket. */
+    public void heartbeat() {
+        String json = new RealtimeControl.Heartbeat(clockNow()).toJson();
+        for (Set<RealtimeSession> sessions : byPartition.values()) {
+            for (RealtimeSession s : sessions) s.sendText(json);
+        }
+    }
+
+    private long clockNow() {
+        return context.get().map(c -> c.clock().nowMs()).orElseGet(System::currentTimeMillis);
+    }
+
+    // ------------------------------------------------------------------ acks, rounds
+
+    void persistCursor(RealtimeSession session, long acked) {
+        try {
+            Context ctx = context();
+            Optional<ClientRecord> record = ctx.storage().getClientRecord(session.partition(), session.clientId);
+            if (record.isEmpty() || acked <= record.get().cursor()) return;
+            if (!session.owns(record.get(), ctx.storage().getPartitionLogEpoch(session.partition()))) return;
+            ClientRecord r = record.get();
+            ctx.storage().putClientRecord(session.partition(), new ClientRecord(r.clientId(), r.actorId(),
+                    r.wireVersion(), acked, ctx.clock().nowMs(), r.subscriptions()));
+        } catch (RuntimeException e) {
+            // best effort (REF): the next pull records the cursor anyway
+            LOG.log(Level.DEBUG, "persisting an acked cursor failed", e);
+        }
+    }
+
+    void runRound(RealtimeSession session, byte[] request) {
+        try {
+            rounds.execute(() -> {
+                try {
+                    session.round(context().handler(), request);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.ERROR, "socket sync round failed mid-stream", e);
+                    session.close(1011, "sync.internal_error");
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            session.close(1013, "sync.internal_error");
+        }
+    }
+
+    /** §8.7 registration at round end, and §8.6.3 presence re-derived from the new grant. */
+    void refreshRegistrations(RealtimeSession session) {
+        Context ctx;
+        List<Registration> next;
+        try {
+            ctx = context();
+            next = registrations(ctx, session.identity, ctx.storage().getClientRecord(session.partition(),
+                    session.clientId));
+        } catch (RuntimeException e) {
+            return;   // fail closed: the previous registrations stay; the next round repairs it
+        }
+        Set<String> keys = scopeKeys(ctx.schema(), next);
+        long now = ctx.clock().nowMs();
+        synchronized (presenceLock) {
+            Set<String> before = session.scopeKeys();
+            session.replaceRegistrations(next, keys);
+            for (String key : before) if (!keys.contains(key)) leave(session, key, now);
+            for (String key : keys) if (!before.contains(key)) snapshot(session, key, now);
+        }
+    }
+
+    // ------------------------------------------------------------------ presence (§8.6)
+
+    void publishPresence(RealtimeSession session, RealtimeControl.PresencePublish publish) {
+        RealtimeSettings s = settings;
+        if (!s.presenceEnabled()) return;
+        String key = publish.scopeKey();
+        long now = clockNow();
+        synchronized (presenceLock) {
+            if (!session.scopeKeys().contains(key)) {
+                session.send(new RealtimeControl.PresenceError(key, RealtimeControl.PresenceError.FORBIDDEN, now));
+                return;
+            }
+            if (publish.isLeave()) {
+                leave(session, key, now);
+                return;
+            }
+            if (publish.docJson().length() > s.maxPresenceBytes()) {
+                session.send(new RealtimeControl.PresenceError(key, RealtimeControl.PresenceError.TOO_LARGE, now));
+                return;
+            }
+            boolean join = presence.set(session.partition(), key, session, publish.doc());
+            fanout(session, key, join ? RealtimeControl.PresenceKind.JOIN : RealtimeControl.PresenceKind.UPDATE,
+                    publish.doc(), now);
+        }
+    }
+
+    /** Caller holds {@link #presenceLock}. */
+    private void leave(RealtimeSession session, String key, long now) {
+        if (presence.clear(session.partition(), key, session)) {
+            fanout(session, key, RealtimeControl.PresenceKind.LEAVE, null, now);
+        }
+    }
+
+    /** §8.6.4 snapshot: joins of the peers already present, to this session only. Caller holds the lock. */
+    private void snapshot(RealtimeSession session, String key, long now) {
+        for (Map.Entry<RealtimeSession, Map<String, Object>> peer
+                : presence.snapshot(session.partition(), key, session)) {
+            session.send(new RealtimeControl.PresenceFanout(key, RealtimeControl.PresenceKind.JOIN,
+                    peer.getKey().actorId(), peer.getKey().clientId, peer.getValue(), now));
+        }
+    }
+
+    /** §8.6.3: to every OTHER session of the partition that itself holds the key. Caller holds the lock. */
+    private void fanout(RealtimeSession origin, String key, RealtimeControl.PresenceKind kind,
+                        Map<String, Object> doc, long now) {
+        Set<RealtimeSession> sessions = byPartition.get(origin.partition());
+        if (sessions == null) return;
+        String json = new RealtimeControl.PresenceFanout(key, kind, origin.actorId(), origin.clientId, doc, now)
+                .toJson();
+        for (RealtimeSession s : new HashSet<>(sessions)) {
+            if (s != origin && s.scopeKeys().contains(key)) s.sendText(json);
+        }
+    }
+}

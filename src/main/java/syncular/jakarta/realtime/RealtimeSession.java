@@ -1,0 +1,352 @@
+package syncular.jakarta.realtime;
+
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.storage.ChangeOp;
+import syncular.jakarta.storage.ClientRecord;
+import syncular.jakarta.storage.ScopeFilter;
+import syncular.jakarta.storage.StoredChange;
+import syncular.jakarta.storage.StoredCommit;
+import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.sync.SyncHandler;
+import syncular.jakarta.wire.CommitFrame;
+import syncular.jakarta.wire.DecodeException;
+import syncular.jakarta.wire.ErrorCode;
+import syncular.jakarta.wire.ErrorFrame;
+import syncular.jakarta.wire.MessageScanner;
+import syncular.jakarta.wire.RealtimeControl;
+import syncular.jakarta.wire.RequestDecoder;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.RespHeader;
+import syncular.jakarta.wire.ResponseEncoder;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.SubEnd;
+import syncular.jakarta.wire.SubStart;
+import syncular.jakarta.wire.WireVersion;
+
+/**
+ * One realtime connection (SPEC §8): its registrations (§8.1), the cursor it acknowledged and the contiguity rule of
+ * deltas (§8.2: while the client is behind, {@code catchup-required} wakes instead of deltas until an ack reaches the
+ * highest commitSeq seen), the socket round in flight (§8.7) and its outbox. State is guarded by {@code this}; sends
+ * never happen under the lock for longer than a queue insertion.
+ */
+public final class RealtimeSession {
+    private static final System.Logger LOG = System.getLogger(RealtimeSession.class.getName());
+    static final int PROTOCOL_ERROR = 1002;
+    /** Response chunks on the socket (§8.7 leaves the split to the server). */
+    static final int ROUND_CHUNK_BYTES = 64 * 1024;
+
+    final String sessionId = UUID.randomUUID().toString();
+    final Identity identity;
+    final String clientId;
+    final String logEpoch;
+    private final RealtimeHub hub;
+    private final SocketChannel channel;
+    private final Outbox outbox;
+
+    private int wireVersion;
+    private long cursor;
+    private long lastKnownSeq;
+    private boolean wakePending;
+    private List<Registration> registrations;
+    private Set<String> scopeKeys;
+    private MessageScanner scanner;
+    private boolean roundInFlight;
+    private volatile boolean closed;
+
+    RealtimeSession(RealtimeHub hub, Identity identity, String clientId, String logEpoch, int wireVersion, long cursor,
+                    long latestSeq, List<Registration> registrations, Set<String> scopeKeys, SocketChannel channel,
+                    RealtimeSettings settings) {
+        this.hub = hub;
+        this.identity = identity;
+        this.clientId = clientId;
+        this.logEpoch = logEpoch;
+        this.wireVersion = wireVersion;
+        this.cursor = cursor;
+        this.lastKnownSeq = latestSeq;
+        this.wakePending = cursor < latestSeq;
+        this.registrations = List.copyOf(registrations);
+        this.scopeKeys = Set.copyOf(scopeKeys);
+        this.channel = channel;
+        this.outbox = new Outbox(channel, settings.outboxMaxBytes(), settings.outboxMaxMessages());
+    }
+
+    public String sessionId() { return sessionId; }
+
+    public String partition() { return identity.partition(); }
+
+    public String actorId() { return identity.actorId(); }
+
+    public String clientId() { return clientId; }
+
+    synchronized Set<String> scopeKeys() { return scopeKeys; }
+
+    public synchronized List<Registration> registrations() { return registrations; }
+
+    synchronized boolean wakePending() { return wakePending; }
+
+    // ------------------------------------------------------------------ inbound
+
+    /** A text frame: an ack (§8.2) or a presence publish (§8.6.2); anything else is ignored (REF). */
+    public void onText(String text) {
+        Optional<RealtimeControl.Message> message;
+        try {
+            message = RealtimeControl.parseClientMessage(text);
+        } catch (DecodeException e) {
+            // a known event with malformed data: a broken client, dropped loudly (§8.1)
+            violation(e.code().wire());
+            return;
+        }
+        if (message.isEmpty()) return;
+        if (message.get() instanceof RealtimeControl.Ack ack) {
+            ack(ack.cursor());
+        } else if (message.get() instanceof RealtimeControl.PresencePublish publish) {
+            hub.publishPresence(this, publish);
+        }
+    }
+
+    /** A binary frame: a {@code 0x01} chunk of the next sync round (§8.7). */
+    public void onBinary(byte[] frame) {
+        if (frame.length == 0) return;
+        if ((frame[0] & 0xff) != RealtimeControl.TAG_ROUND) {
+            violation("unexpected channel tag");
+            return;
+        }
+        byte[] request = null;
+        String violation = null;
+        // violations close outside the lock: closing takes the hub's presence lock, which is taken before ours
+        synchronized (this) {
+            if (closed) return;
+            if (roundInFlight) {
+                violation = "pipelined sync round";   // §8.7 one round in flight: never process, drop (REF)
+            } else {
+                if (scanner == null) scanner = new MessageScanner(hub.maxRequestBytes());
+                try {
+                    Optional<MessageScanner.Scanned> done = scanner.feed(frame, 1, frame.length - 1);
+                    if (done.isPresent()) {
+                        scanner = null;
+                        if (done.get().excess() > 0) {
+                            violation = "request bytes past END";
+                        } else {
+                            request = done.get().message();
+                            roundInFlight = true;
+                            int requested = (request[4] & 0xff) | (request[5] & 0xff) << 8;
+                            if (WireVersion.isSupported(requested)) wireVersion = requested;
+                        }
+                    }
+                } catch (DecodeException e) {
+                    scanner = null;
+                    violation = e.code().wire();   // an unframed stream has no findable end
+                }
+            }
+        }
+        if (violation != null) {
+            violation(violation);
+            return;
+        }
+        if (request == null) return;
+        hub.runRound(this, request);
+    }
+
+    /** §8.2: the ack advances the session cursor and the client's cursor record. */
+    void ack(long acked) {
+        synchronized (this) {
+            cursor = Math.max(cursor, acked);
+            if (cursor >= lastKnownSeq) wakePending = false;
+        }
+        hub.persistCursor(this, acked);
+    }
+
+    // ------------------------------------------------------------------ rounds
+
+    /** Drives the one handler and streams the response back as {@code 0x01} chunks (§8.7). */
+    void round(SyncHandler handler, byte[] requestBytes) {
+        byte[] response;
+        boolean registrationChanges = false;
+        int wire;
+        synchronized (this) {
+            wire = wireVersion;
+        }
+        try {
+            RequestMessage request = RequestDecoder.decode(requestBytes);
+            if (!request.header().clientId().equals(clientId)) {
+                throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
+                        "socket round clientId must match the connection (§8.7)");
+            }
+            SyncHandler.Handled handled = handler.handle(identity, request);
+            response = ResponseEncoder.encode(handled.response());
+            registrationChanges = request.pullHeader().isPresent() && !endsWithError(handled.response());
+        } catch (RuntimeException e) {
+            response = errorResponse(e, wire);
+        }
+        List<ByteBuffer> chunks = new ArrayList<>();
+        for (int off = 0; off < response.length; off += ROUND_CHUNK_BYTES) {
+            int n = Math.min(ROUND_CHUNK_BYTES, response.length - off);
+            ByteBuffer b = ByteBuffer.allocate(n + 1);
+            b.put((byte) RealtimeControl.TAG_ROUND).put(response, off, n).flip();
+            chunks.add(b);
+        }
+        for (int i = 0; i < chunks.size() - 1; i++) outbox.offerRound(chunks.get(i));
+        synchronized (this) {
+            // the round ends when the chunk carrying END is handed over: the client may start its next round as
+            // soon as END arrives, which must not look pipelined (§8.7 rule 3)
+            roundInFlight = false;
+            outbox.offerRound(chunks.get(chunks.size() - 1));
+        }
+        if (registrationChanges) hub.refreshRegistrations(this);
+    }
+
+    private static boolean endsWithError(ResponseMessage response) {
+        List<ResponseFrame> frames = response.frames();
+        return !frames.isEmpty() && frames.get(frames.size() - 1) instanceof ErrorFrame;
+    }
+
+    /** §8.7: what HTTP reports as status + JSON is RESP_HEADER ERROR END on the socket. */
+    private byte[] errorResponse(RuntimeException failure, int wire) {
+        ErrorFrame error;
+        SyncException sync = syncCause(failure);
+        if (sync != null) {
+            error = ErrorFrame.of(sync.code(), sync.getMessage(), sync.detailsJson());
+        } else if (failure instanceof DecodeException d) {
+            error = ErrorFrame.of(d.code(), d.getMessage(), null);
+        } else {
+            LOG.log(Level.ERROR, "socket sync round failed unexpectedly", failure);
+            error = ErrorFrame.of(ErrorCode.SYNC_INTERNAL_ERROR, "the server failed unexpectedly; retry later", null);
+        }
+        RespHeader header = WireVersion.hasLogEpoch(wire) ? RespHeader.v2(null, null, logEpoch, false)
+                : RespHeader.v1(null, null);
+        return ResponseEncoder.encode(new ResponseMessage(wire, List.of(header, error)));
+    }
+
+    /** EJB containers wrap what a bean throws; the first SyncException in the chain is the answer. */
+    private static SyncException syncCause(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SyncException s) return s;
+            if (t.getCause() == t) break;
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ fanout
+
+    /** Called by the hub for every commit of the partition, in commitSeq order (§8.2). */
+    void deliver(StoredCommit commit, int maxDeltaBytes, long nowMs) {
+        List<ResponseFrame> frames;
+        synchronized (this) {
+            if (closed) return;
+            lastKnownSeq = Math.max(lastKnownSeq, commit.commitSeq());
+            if (commit.commitSeq() <= cursor) return;   // the client already has it (pulled or acked)
+            frames = sections(commit);
+            if (frames == null) return;
+            if (roundInFlight || wakePending) {
+                // §8.7: no delta inside a round's stream; §8.2: deltas must be cursor-contiguous
+                wake(RealtimeControl.WakeReason.CATCHUP_REQUIRED, nowMs);
+                return;
+            }
+            RespHeader header = WireVersion.hasLogEpoch(wireVersion) ? RespHeader.v2(null, null, logEpoch, false)
+                    : RespHeader.v1(null, null);
+            frames.add(0, header);
+            byte[] bytes = ResponseEncoder.encode(new ResponseMessage(wireVersion, frames));
+            if (bytes.length > maxDeltaBytes) {
+                wake(RealtimeControl.WakeReason.DELTA_TOO_LARGE, nowMs);
+                return;
+            }
+            ByteBuffer tagged = ByteBuffer.allocate(bytes.length + 1);
+            tagged.put((byte) RealtimeControl.TAG_DELTA).put(bytes).flip();
+            if (!outbox.offerDelta(tagged)) {
+                // too far behind: a bounded queue, and the client pulls what it missed
+                wake(RealtimeControl.WakeReason.CATCHUP_REQUIRED, nowMs);
+                return;
+            }
+            cursor = commit.commitSeq();
+        }
+    }
+
+    /** SUB_START COMMIT SUB_END per registration with matching changes (REF: one commit per delta), or null. */
+    private List<ResponseFrame> sections(StoredCommit commit) {
+        List<ResponseFrame> frames = null;
+        for (Registration r : registrations) {
+            ScopeFilter filter = new ScopeFilter(r.effective());
+            List<CommitFrame.Change> changes = new ArrayList<>();
+            for (StoredChange c : commit.changes()) {
+                if (!c.table().equals(r.table()) || !filter.matches(c.scopes())) continue;
+                changes.add(c.op() == ChangeOp.UPSERT
+                        ? CommitFrame.Change.upsert(0, c.rowId(), c.rowVersion(), c.scopes(), c.payload())
+                        : CommitFrame.Change.delete(0, c.rowId(), c.scopes()));
+            }
+            if (changes.isEmpty()) continue;
+            if (frames == null) frames = new ArrayList<>();
+            frames.add(SubStart.active(r.id(), r.effective(), false));
+            frames.add(new CommitFrame(commit.commitSeq(), commit.createdAtMs(), commit.actorId(), List.of(r.table()),
+                    changes));
+            frames.add(new SubEnd(commit.commitSeq(), null));
+        }
+        return frames;
+    }
+
+    /** Commits up to {@code throughSeq} went by unseen (a gap of the feed): the client must pull. */
+    void missed(long throughSeq, long nowMs) {
+        synchronized (this) {
+            if (closed || registrations.isEmpty()) return;
+            lastKnownSeq = Math.max(lastKnownSeq, throughSeq);
+            if (cursor >= throughSeq) return;
+            wake(RealtimeControl.WakeReason.CATCHUP_REQUIRED, nowMs);
+        }
+    }
+
+    /** §8.3; sets the suppression until an ack catches up. Caller holds the lock or does not need it. */
+    synchronized void wake(RealtimeControl.WakeReason reason, long nowMs) {
+        wakePending = true;
+        outbox.offerWake(new RealtimeControl.SyncWake(lastKnownSeq, reason, nowMs).toJson());
+    }
+
+    synchronized void replaceRegistrations(List<Registration> next, Set<String> keys) {
+        registrations = List.copyOf(next);
+        scopeKeys = Set.copyOf(keys);
+    }
+
+    // ------------------------------------------------------------------ sending, closing
+
+    void sendText(String json) { outbox.offerText(json); }
+
+    void send(RealtimeControl.Message message) { outbox.offerText(message.toJson()); }
+
+    /** §8.7 violations: drop the connection loudly; there is no error channel for them. */
+    void violation(String reason) {
+        LOG.log(Level.DEBUG, () -> "closing realtime session " + sessionId + ": " + reason);
+        close(PROTOCOL_ERROR, reason);
+    }
+
+    /** Closes the socket and unregisters (idempotent). */
+    public void close(int code, String reason) {
+        if (closed) return;
+        closed = true;
+        outbox.close();
+        hub.disconnect(this);
+        try {
+            channel.close(code, reason.length() > 120 ? reason.substring(0, 120) : reason);
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "closing a realtime socket failed", e);
+        }
+    }
+
+    /** The socket closed on its own: unregister. */
+    public void closed() {
+        if (closed) return;
+        closed = true;
+        outbox.close();
+        hub.disconnect(this);
+    }
+
+    /** The client record the ack may advance: same actor (§1.5) and same log epoch (§2.1). */
+    boolean owns(ClientRecord record, Optional<String> currentEpoch) {
+        return record.actorId().equals(identity.actorId()) && currentEpoch.map(logEpoch::equals).orElse(false);
+    }
+}

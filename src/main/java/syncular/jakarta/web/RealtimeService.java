@@ -1,0 +1,153 @@
+package syncular.jakarta.web;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.concurrent.ManagedExecutorService;
+import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
+import jakarta.enterprise.concurrent.ManagedThreadFactory;
+import jakarta.inject.Inject;
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.util.Optional;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
+import syncular.jakarta.host.Credentials;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.realtime.RealtimeHub;
+import syncular.jakarta.realtime.RealtimeSession;
+import syncular.jakarta.realtime.RealtimeSettings;
+import syncular.jakarta.realtime.SocketChannel;
+import syncular.jakarta.storage.postgres.PostgresCommitFeed;
+import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.wire.ErrorCode;
+
+/**
+ * Wires the realtime hub into the container: the commit feed's listening loop on a managed thread, socket rounds
+ * on the managed executor, the §8.5 heartbeat on the managed scheduler. Started with the first socket, so a server
+ * nobody connects to holds no extra connection.
+ *
+ * <p>The feed's dedicated connection: with {@code syncular.db.url} set it is a plain {@link PGSimpleDataSource}
+ * built from {@code syncular.db.*}, outside every pool and transaction manager (a LISTEN must outlive any borrowing).
+ * With only {@code syncular.datasource} (a container pool whose URL we do not know) one connection is taken from the
+ * pool on the feed's thread (no transaction there) and kept for the feed's lifetime; the pool counts it as in use.
+ */
+@ApplicationScoped
+public class RealtimeService {
+    private static final System.Logger LOG = System.getLogger(RealtimeService.class.getName());
+    /** How long one feed poll blocks (also how fast the feed notices close). */
+    static final int FEED_POLL_MS = 500;
+
+    @Inject
+    SyncRuntime runtime;
+    @Resource(lookup = "java:comp/DefaultManagedExecutorService")
+    ManagedExecutorService executor;
+    @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
+    ManagedScheduledExecutorService scheduler;
+    @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
+    ManagedThreadFactory threads;
+
+    private RealtimeHub hub;
+    private PostgresCommitFeed feed;
+    private ScheduledFuture<?> heartbeat;
+    /** Conformance-host limits from the last reset; they outlive a hub that does not exist yet. */
+    private Integer maxDeltaOverride;
+    private Integer maxPresenceOverride;
+
+    /** The hub, started on first use; empty while the server is not ready. */
+    public synchronized Optional<RealtimeHub> hub() {
+        if (hub != null) return Optional.of(hub);
+        Optional<SyncRuntime.Parts> parts = runtime.parts();
+        if (parts.isEmpty()) return Optional.empty();
+        SyncularConfig config = parts.get().config();
+        DataSource pool = parts.get().dataSource();
+        feed = new PostgresCommitFeed(() -> listenConnection(config, pool), pool, FEED_POLL_MS,
+                config.readinessRetryMaxMs());
+        hub = new RealtimeHub(() -> runtime.parts().map(p -> new RealtimeHub.Context(p.storage(), p.handler(),
+                p.schema(), p.resolver(), p.clock(), p.config().limits().maxRequestBytes())), feed, executor,
+                effective(config.realtime()));
+        PostgresCommitFeed started = feed;
+        RealtimeHub listener = hub;
+        threads.newThread(() -> started.run(listener)).start();
+        long beat = config.realtime().heartbeatMs();
+        heartbeat = scheduler.scheduleAtFixedRate(listener::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
+        awaitListening(started);
+        LOG.log(Level.INFO, "Syncular realtime started (commit feed on " + PostgresCommitFeed.CHANNEL + ")");
+        return Optional.of(hub);
+    }
+
+    /** The realtime limits in force (the configured ones until the hub exists). */
+    public RealtimeSettings settings() {
+        synchronized (this) {
+            if (hub != null) return hub.settings();
+        }
+        return runtime.parts().map(p -> p.config().realtime()).orElse(RealtimeSettings.DEFAULTS);
+    }
+
+    /** §8.1: authenticates through the one {@link syncular.jakarta.host.Authenticator} and registers the socket. */
+    public RealtimeSession connect(Credentials credentials, String clientId, SocketChannel channel) {
+        SyncRuntime.Parts parts = runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
+                "the server is starting or its database is unreachable", "{}"));
+        Identity identity = parts.authenticator().authenticate(credentials)
+                .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
+        RealtimeHub h = hub().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
+                "the server is starting or its database is unreachable", "{}"));
+        return h.connect(identity, clientId, channel);
+    }
+
+    /** Conformance reset: every socket closed, presence dropped, feed positions forgotten, limits replaced. */
+    public synchronized void reset(Integer maxDeltaBytes, Integer maxPresenceBytes) {
+        maxDeltaOverride = maxDeltaBytes;
+        maxPresenceOverride = maxPresenceBytes;
+        if (hub == null) return;
+        hub.closeAll(1012, "reset");
+        feed.forgetPositions();
+        hub.settings(effective(runtime.parts().map(p -> p.config().realtime()).orElse(RealtimeSettings.DEFAULTS)));
+    }
+
+    private RealtimeSettings effective(RealtimeSettings configured) {
+        RealtimeSettings s = configured;
+        if (maxDeltaOverride != null) s = s.withMaxDeltaBytes(maxDeltaOverride);
+        if (maxPresenceOverride != null) s = s.withMaxPresenceBytes(maxPresenceOverride);
+        return s;
+    }
+
+    /** Whether the commit feed's connection is up (tests and diagnostics). */
+    public synchronized boolean listening() { return feed != null && feed.listening(); }
+
+    @PreDestroy
+    synchronized void stop() {
+        if (heartbeat != null) heartbeat.cancel(false);
+        if (hub != null) hub.closeAll(1001, "server shutting down");
+        if (feed != null) feed.close();
+    }
+
+    private static Connection listenConnection(SyncularConfig config, DataSource pool) throws java.sql.SQLException {
+        if (config.dbUrl().isPresent()) {
+            PGSimpleDataSource ds = new PGSimpleDataSource();
+            ds.setURL(config.dbUrl().get());
+            ds.setUser(config.dbUser().orElse(null));
+            ds.setPassword(config.dbPassword().orElse(""));
+            ds.setApplicationName("syncular-commit-feed");
+            ds.setConnectTimeout(5);
+            ds.setTcpKeepAlive(true);
+            return ds.getConnection();
+        }
+        return pool.getConnection();
+    }
+
+    private static void awaitListening(PostgresCommitFeed feed) {
+        // the first socket's hello reads latestCursor; fanout must already be listening then (bounded wait)
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!feed.listening() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,301 @@
+package syncular.jakarta.realtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import syncular.jakarta.host.Clock;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
+import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresCommitFeed;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.SyncHandler;
+import syncular.jakarta.sync.SyncSettings;
+import syncular.jakarta.wire.CommitFrame;
+import syncular.jakarta.wire.ErrorFrame;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestEncoder;
+import syncular.jakarta.wire.RequestFrame;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseDecoder;
+import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.SubStart;
+import syncular.jakarta.wire.Subscription;
+
+/**
+ * The hub on real PostgreSQL with two "nodes" — two storages, two commit feeds, two hubs on one database — and
+ * recording sockets: a commit through node A reaches a session on node B (§8.2 fanout across nodes via
+ * LISTEN/NOTIFY), and the §8.7 round rules with a manual executor so "in flight" is deterministic.
+ */
+@Timeout(60)
+class RealtimeHubTest {
+    private final CompiledSchema schema = TestSchemas.tasks(1);
+    private final ScopeResolver everything = identity -> Map.of("project_id", List.of("*"));
+    private final Clock clock = () -> 1_700_000_000_000L;
+    private final SyncSettings settings = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 60_000);
+    private EmbeddedPostgresSupport.Pool db;
+    private final List<Node> nodes = new ArrayList<>();
+    private final String partition = EmbeddedPostgresSupport.partition("hub");
+    private final Identity actor = new Identity("actor-1", partition);
+
+    /** One server process: its own storage, handler, feed, hub; rounds queue until {@link #runRounds}. */
+    final class Node {
+        final PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::nowMs);
+        final SyncHandler handler;
+        final PostgresCommitFeed feed;
+        final RealtimeHub hub;
+        final LinkedBlockingQueue<Runnable> rounds = new LinkedBlockingQueue<>();
+        final Thread feedThread;
+
+        Node() {
+            storage.ensureSchema(schema, List.of());
+            handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, settings, null);
+            feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
+            RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20);
+            hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS);
+            feedThread = new Thread(() -> feed.run(hub));
+            feedThread.start();
+            for (int i = 0; i < 200 && !feed.listening(); i++) sleep(25);
+            assertTrue(feed.listening());
+        }
+
+        void runRounds() {
+            Runnable r;
+            while ((r = rounds.poll()) != null) r.run();
+        }
+    }
+
+    /** A socket that records what the server sent and how it closed. */
+    static final class Recorder implements SocketChannel {
+        final LinkedBlockingQueue<Object> sent = new LinkedBlockingQueue<>();
+        volatile String closed;
+
+        @Override
+        public void sendText(String text, Consumer<Throwable> done) {
+            sent.add(text);
+            done.accept(null);
+        }
+
+        @Override
+        public void sendBinary(ByteBuffer data, Consumer<Throwable> done) {
+            byte[] b = new byte[data.remaining()];
+            data.get(b);
+            sent.add(b);
+            done.accept(null);
+        }
+
+        @Override
+        public void close(int code, String reason) { closed = code + " " + reason; }
+
+        Object next() throws InterruptedException {
+            Object o = sent.poll(10, TimeUnit.SECONDS);
+            if (o == null) throw new AssertionError("nothing sent");
+            return o;
+        }
+
+        String nextText() throws InterruptedException { return assertInstanceOf(String.class, next()); }
+
+        ResponseMessage nextBinary(int tag) throws InterruptedException {
+            Object o = next();
+            byte[] b = assertInstanceOf(byte[].class, o, () -> "expected a binary message, got " + o);
+            assertEquals(tag, b[0]);
+            return ResponseDecoder.decode(Arrays.copyOfRange(b, 1, b.length));
+        }
+    }
+
+    @BeforeEach
+    void start() {
+        db = EmbeddedPostgresSupport.newDatabase();
+        nodes.add(new Node());
+        nodes.add(new Node());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (Node n : nodes) {
+            n.feed.close();
+            n.feedThread.join(5_000);
+        }
+        db.close();
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private RequestMessage pull(String clientId, String project, long cursor) {
+        List<RequestFrame> frames = new ArrayList<>();
+        frames.add(new ReqHeader(clientId, 1));
+        frames.add(new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS));
+        frames.add(new Subscription("s-" + project, "tasks", Map.of("project_id", List.of(project)), null, cursor, null));
+        return new RequestMessage(1, frames);
+    }
+
+    private long push(Node node, String clientId, String id, String project) {
+        PushCommit commit = new PushCommit(clientId + "-" + id, List.of(PushCommit.Operation.upsert("tasks", id, null,
+                TestSchemas.taskPayload(schema, id, project, "t " + id, false))));
+        SyncHandler.Handled h = node.handler.handle(actor, new RequestMessage(1,
+                List.of(new ReqHeader(clientId, 1), commit)));
+        return h.appliedCommitSeqs().get(0);
+    }
+
+    private static byte[] tagged(RequestMessage m) {
+        byte[] b = RequestEncoder.encode(m);
+        byte[] t = new byte[b.length + 1];
+        t[0] = 0x01;
+        System.arraycopy(b, 0, t, 1, b.length);
+        return t;
+    }
+
+    @Test
+    void aCommitThroughNodeAReachesASessionOnNodeB() throws Exception {
+        Node a = nodes.get(0);
+        Node b = nodes.get(1);
+        b.handler.handle(actor, pull("reader", "p1", -1));
+        Recorder socket = new Recorder();
+        b.hub.connect(actor, "reader", socket);
+        assertTrue(socket.nextText().contains("\"requiresSync\":false"));
+        long seq = push(a, "writer", "t1", "p1");
+        push(a, "writer", "t2", "elsewhere");   // not registered: nothing for the reader
+        long third = push(a, "writer", "t3", "p1");
+        ResponseMessage delta = socket.nextBinary(0x00);
+        assertEquals(seq, assertInstanceOf(CommitFrame.class, delta.frames().get(2)).commitSeq());
+        ResponseMessage next = socket.nextBinary(0x00);
+        assertEquals(third, assertInstanceOf(CommitFrame.class, next.frames().get(2)).commitSeq());
+        assertNull(socket.sent.poll(200, TimeUnit.MILLISECONDS));
+    }
+
+    @Test
+    void aSecondRoundWhileOneIsInFlightClosesTheConnection() throws Exception {
+        Node n = nodes.get(0);
+        Recorder socket = new Recorder();
+        RealtimeSession session = n.hub.connect(actor, "piper", socket);
+        socket.nextText();
+        session.onBinary(tagged(pull("piper", "p1", -1)));
+        session.onBinary(tagged(pull("piper", "p1", -1)));
+        assertEquals("1002 pipelined sync round", socket.closed);
+        assertEquals(0, n.hub.sessionCount());
+    }
+
+    @Test
+    void noDeltaInsideARoundCommitsThenWakeAndTheRoundReplacesRegistrations() throws Exception {
+        Node n = nodes.get(0);
+        n.handler.handle(actor, pull("rounder", "p1", -1));
+        Recorder socket = new Recorder();
+        RealtimeSession session = n.hub.connect(actor, "rounder", socket);
+        socket.nextText();
+        assertEquals(List.of("s-p1"), session.registrations().stream().map(Registration::id).toList());
+
+        session.onBinary(tagged(pull("rounder", "p2", -1)));   // in flight until the executor runs it
+        push(n, "writer", "w1", "p1");
+        assertTrue(socket.nextText().contains("\"reason\":\"catchup-required\""), "§8.7: no 0x00 inside a round");
+        n.runRounds();
+        ResponseMessage r = socket.nextBinary(0x01);
+        assertEquals("s-p2", assertInstanceOf(SubStart.class, r.frames().get(1)).id());
+        assertEquals(List.of("s-p2"), session.registrations().stream().map(Registration::id).toList(),
+                "a successful pull round replaces the registrations at round end");
+
+        session.onBinary(tagged(pull("someone-else", "p3", -1)));
+        n.runRounds();
+        ResponseMessage failed = socket.nextBinary(0x01);
+        assertEquals("sync.invalid_client_id", assertInstanceOf(ErrorFrame.class, failed.frames().get(1)).code());
+        assertEquals(List.of("s-p2"), session.registrations().stream().map(Registration::id).toList(),
+                "a failed round leaves registrations unchanged");
+    }
+
+    /** A socket whose sends never complete: a client that stopped reading. */
+    static final class Stuck implements SocketChannel {
+        final List<Object> started = new ArrayList<>();
+
+        @Override
+        public synchronized void sendText(String text, Consumer<Throwable> done) { started.add(text); }
+
+        @Override
+        public synchronized void sendBinary(ByteBuffer data, Consumer<Throwable> done) { started.add(data); }
+
+        @Override
+        public void close(int code, String reason) { }
+    }
+
+    @Test
+    void aStuckSocketNeverHoldsUpOthersAndFallsBackToACatchupWake() throws Exception {
+        Node n = nodes.get(0);
+        // room for a few deltas per socket: the live socket drains at once, the stuck one fills up
+        n.hub.settings(new RealtimeSettings(1 << 20, 30_000, 1 << 20, true, 16 * 1024, 1_000, 1024));
+        n.handler.handle(actor, pull("stuck", "p1", -1));
+        n.handler.handle(actor, pull("live", "p1", -1));
+        Stuck stuck = new Stuck();
+        RealtimeSession stuckSession = n.hub.connect(actor, "stuck", stuck);   // hello is in flight forever
+        Recorder live = new Recorder();
+        n.hub.connect(actor, "live", live);
+        live.nextText();
+        List<Long> pushed = new ArrayList<>();
+        for (int i = 0; i < 12; i++) pushed.add(push(n, "writer", "s" + i, "p1"));
+        for (long seq : pushed) {
+            assertEquals(seq, assertInstanceOf(CommitFrame.class, live.nextBinary(0x00).frames().get(2)).commitSeq());
+        }
+        assertTrue(stuckSession.wakePending(), "a delta that does not fit the outbox becomes a catchup wake");
+        assertEquals(1, stuck.started.size(), "still only hello in flight: the rest waits, bounded");
+    }
+
+    @Test
+    void aBehindSessionWakesUntilItsAckCatchesUpAndAnOversizeDeltaWakesToo() throws Exception {
+        Node n = nodes.get(0);
+        n.handler.handle(actor, pull("behind", "p1", -1));
+        long missed = push(n, "writer", "b1", "p1");
+        Thread.sleep(300);   // b1's notice is fanned out before the session exists
+        Recorder socket = new Recorder();
+        RealtimeSession session = n.hub.connect(actor, "behind", socket);
+        assertTrue(socket.nextText().contains("\"requiresSync\":true"));
+        push(n, "writer", "b2", "p1");
+        String wake = socket.nextText();
+        assertTrue(wake.contains("\"reason\":\"catchup-required\"") && wake.contains("\"requiresPull\":true"), wake);
+        long latest = n.storage.getMaxCommitSeq(partition);
+        assertTrue(latest > missed);
+        session.onText("{\"type\":\"ack\",\"cursor\":" + latest + "}");
+        long live = push(n, "writer", "b3", "p1");
+        assertEquals(live, assertInstanceOf(CommitFrame.class, socket.nextBinary(0x00).frames().get(2)).commitSeq());
+
+        n.hub.settings(RealtimeSettings.DEFAULTS.withMaxDeltaBytes(64));
+        push(n, "writer", "b4", "p1");
+        assertTrue(socket.nextText().contains("\"reason\":\"delta-too-large\""));
+    }
+
+    @Test
+    void anAckAdvancesTheCursorRecordOnlyForTheSameActor() throws Exception {
+        Node n = nodes.get(0);
+        n.handler.handle(actor, pull("acker", "p1", -1));
+        long before = n.storage.getClientRecord(partition, "acker").orElseThrow().cursor();
+        long seq = push(n, "writer", "a1", "p1");
+        Recorder socket = new Recorder();
+        RealtimeSession session = n.hub.connect(actor, "acker", socket);
+        socket.nextText();
+        session.onText("{\"type\":\"ack\",\"cursor\":" + seq + "}");
+        assertEquals(seq, n.storage.getClientRecord(partition, "acker").orElseThrow().cursor());
+        assertTrue(seq > before);
+    }
+}
