@@ -165,7 +165,7 @@ public final class BackfillRunner {
             Optional<Pass> stored = positions.readPassOn(c, partition, def.name());
             Pass pass;
             if (stored.isEmpty()) {
-                pass = Pass.fullFrom(partition, def.name(), 1, positions.coverageOn(c, partition, sources), now);
+                pass = Pass.fullFrom(partition, def.name(), 1, watermarkOn(c, partition, sources), now);
                 logPassStart(pass, epoch, "first pass");
             } else if (stored.get().exhausted()) {
                 Pass last = stored.get();
@@ -173,7 +173,7 @@ public final class BackfillRunner {
                 if (coverage == SourceCoverage.CLEAN) {
                     return new Batch(Batch.Kind.READY, epoch, last.pass(), last.watermark(), 0, 0, null, true);
                 }
-                long now2 = positions.coverageOn(c, partition, sources);
+                long now2 = watermarkOn(c, partition, sources);
                 pass = coverage == SourceCoverage.CHANGED
                         ? Pass.catchUpFrom(partition, def.name(), last.pass() + 1, last.watermark(), now2, now)
                         : Pass.fullFrom(partition, def.name(), last.pass() + 1, now2, now);
@@ -221,6 +221,15 @@ public final class BackfillRunner {
                     case UNVERIFIABLE -> " (the next batch starts a fresh full pass)";
                 });
         return outcome;
+    }
+
+    /**
+     * The watermark a pass starting now certifies: {@code sourceCoverageSeq}, raised to the pruning horizon when the
+     * log was pruned past the last source change. The current rows a pass reads already reflect every commit at or
+     * below the horizon, and a watermark below it could never activate (it would stay {@code unverifiable}).
+     */
+    private long watermarkOn(java.sql.Connection c, String partition, List<String> sources) {
+        return Math.max(positions.coverageOn(c, partition, sources), positions.horizonOn(c, partition));
     }
 
     private static void logPassStart(Pass pass, long epoch, String why) {

@@ -276,6 +276,20 @@ public final class PostgresBackfillPositions {
         });
     }
 
+    /** The partition's pruning horizon on the batch's connection (0 when the partition has no log row). */
+    public long horizonOn(Connection c, String partition) {
+        return sql(() -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT COALESCE((SELECT horizon_seq FROM sync_partitions WHERE partition = ?), 0)")) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
     /** {@code hasSourceChangesAbove} on the batch's connection. */
     public SourceCoverage changesAboveOn(Connection c, String partition, Collection<String> tables, long seq) {
         return sql(() -> PostgresServerStorage.sourceChangesAboveOn(c, partition, tables, seq));
