@@ -366,6 +366,35 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
+    void theOperatorReportShowsStatePositionRateAndEta() {
+        BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        BackfillRunner runner = migrate(def, 5);
+        clock.set(10_000);
+        runner.runBatch(partition, def);
+        clock.set(11_000);
+        runner.runBatch(partition, def);   // 10 of 25 rows in 1 s of pass time
+        List<Map<String, Object>> report = CheckpointReport.build(positions, declarations, clock::get);
+        assertEquals(1, report.size());
+        Map<String, Object> cp = report.get(0);
+        assertEquals(partition, cp.get("partition"));
+        assertEquals("backfilling", cp.get("state"));
+        assertEquals(10L, cp.get("observedRows"));
+        assertEquals(true, cp.get("declaredHere"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> pass = (Map<String, Object>) cp.get("pass");
+        assertEquals("full", pass.get("mode"));
+        assertEquals("0/t109", pass.get("position"));
+        assertEquals(10.0, pass.get("rowsPerSecond"));
+        assertEquals(25L, pass.get("rowsTotal"));
+        assertEquals(2L, pass.get("etaSeconds"), "15 rows left at 10 rows/s");
+        Declarations elsewhere = new Declarations(List.of(), 2, storage, positions);
+        Map<String, Object> seenElsewhere = CheckpointReport.build(positions, elsewhere, clock::get).get(0);
+        assertEquals(false, seenElsewhere.get("declaredHere"));
+        assertFalse(((Map<?, ?>) seenElsewhere.get("pass")).containsKey("etaSeconds"),
+                "no ETA where the sources are unknown");
+    }
+
+    @Test
     void configuredDefinitionsParseAndRefuseMalformedEntries() {
         List<BackfillDefinition> parsed = ColumnCopyProjection.parseAll(" a@2:tasks->titles , b@3:x->y");
         assertEquals(List.of(new ColumnCopyProjection("a", 2, "tasks", "titles"),
