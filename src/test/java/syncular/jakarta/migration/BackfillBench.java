@@ -30,7 +30,8 @@ import syncular.jakarta.wire.PushResult;
  * Embedded PostgreSQL (fsync off), JDBC transactions: the runner's SQL and push path, not the container's.
  *
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
- *     -Dexec.mainClass=syncular.jakarta.migration.BackfillBench -Dbench.rows=1000000 -Dbench.batch=500</pre>
+ *     -Dexec.mainClass=syncular.jakarta.migration.BackfillBench -Dbench.rows=1000000 -Dbench.batch=500 \
+ *     [-Dbench.only=alone|traffic] [-Dbench.writers=4]</pre>
  */
 public final class BackfillBench {
     private BackfillBench() { }
@@ -43,9 +44,9 @@ public final class BackfillBench {
                 Runtime.getRuntime().availableProcessors(), rows, batch, writers);
         System.out.println("| run | source rows | seconds | rows/s | batches | pushes | push p50 ms | push p95 ms |");
         System.out.println("|---|---|---|---|---|---|---|---|");
-        for (boolean traffic : new boolean[] {false, true}) {
-            run(rows, batch, traffic ? writers : 0);
-        }
+        String only = System.getProperty("bench.only", "all");   // alone | traffic | all
+        if (!only.equals("traffic")) run(rows, batch, 0);
+        if (!only.equals("alone")) run(rows, batch, writers);
         try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
             PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db),
                     System::currentTimeMillis);
