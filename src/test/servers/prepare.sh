@@ -11,3 +11,23 @@ if [ -x "$wildfly_home/bin/add-user.sh" ]; then
   "$wildfly_home/bin/add-user.sh" -a -u admin1 -p 'Adm1n!pass' -g syncular-admin -sc "$cfg" >/dev/null
   "$wildfly_home/bin/add-user.sh" -a -u plain1 -p 'Pl41n!pass' -sc "$cfg" >/dev/null
 fi
+
+# Payara file-realm users (same names and passwords): create-file-user needs a running DAS, so the freshly
+# unpacked domain is started, given the users, and stopped again before Arquillian starts it for the tests.
+if [ -x "$payara_home/bin/asadmin" ]; then
+  asadmin="$payara_home/bin/asadmin"
+  pw="$(mktemp)"
+  trap 'rm -f "$pw"' EXIT
+  "$asadmin" start-domain domain1 >/dev/null
+  stop_payara() { "$asadmin" stop-domain domain1 >/dev/null 2>&1 || true; }
+  trap 'stop_payara; rm -f "$pw"' EXIT
+  existing="$("$asadmin" list-file-users 2>/dev/null || true)"
+  if ! grep -qx 'admin1' <<<"$existing"; then
+    printf 'AS_ADMIN_USERPASSWORD=%s\n' 'Adm1n!pass' > "$pw"
+    "$asadmin" --passwordfile "$pw" create-file-user --groups syncular-admin admin1 >/dev/null
+  fi
+  if ! grep -qx 'plain1' <<<"$existing"; then
+    printf 'AS_ADMIN_USERPASSWORD=%s\n' 'Pl41n!pass' > "$pw"
+    "$asadmin" --passwordfile "$pw" create-file-user plain1 >/dev/null
+  fi
+fi

@@ -5,22 +5,28 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import syncular.jakarta.host.Authenticator;
+import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.CommitValidator;
 import syncular.jakarta.host.RowValidator;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.migration.Declarations;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
 import syncular.jakarta.storage.SegmentStore;
+import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SegmentDownload;
@@ -28,6 +34,7 @@ import syncular.jakarta.sync.SegmentPublishing;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.sync.Validation;
+import syncular.jakarta.web.Readiness.Check;
 
 /**
  * The running server's parts, wired once the database is reachable and the schema installed: storage, the sync
@@ -53,13 +60,22 @@ public class SyncRuntime {
     @Inject
     @Any
     Instance<CommitValidator> commitValidators;
+    @Inject
+    @Any
+    Instance<BackfillDefinition> backfillDefinitions;
+    @Inject
+    Readiness readiness;
 
     private volatile Parts parts;
 
     /** Everything a request needs, replaced as a whole. */
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
                         Authenticator authenticator, ScopeResolver resolver, Clock clock, DataSource dataSource,
-                        TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload) { }
+                        TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload,
+                        Declarations declarations, PostgresBackfillPositions backfillPositions) { }
+
+    /** The readiness check that is DOWN while the serve gate refuses this process (RFC 0007, issue 7). */
+    static final String CHECK_SERVE_GATE = "serve-gate";
 
     /** Installs (or migrates) {@code schema} through a fresh storage instance and opens the endpoint on it. */
     public synchronized Parts start(SyncularConfig config, CompiledSchema schema, DataSource ds, TransactionRunner runner) {
@@ -67,7 +83,23 @@ public class SyncRuntime {
                 ? Optional.of(overrides.get()) : Optional.empty();
         Clock clock = override.map(HostOverride::clock).orElse(Clock.SYSTEM);
         PostgresServerStorage storage = new PostgresServerStorage(ds, runner, clock::nowMs);
-        storage.ensureSchema(schema, List.of());
+        PostgresBackfillPositions positions = new PostgresBackfillPositions(storage, ds);
+        positions.install();
+        List<BackfillDefinition> definitions = new ArrayList<>(config.backfill().definitions());
+        backfillDefinitions.forEach(definitions::add);
+        Declarations declarations = new Declarations(definitions, schema.version(), storage, positions);
+        try {
+            storage.ensureSchema(schema, declarations.current());
+        } catch (StorageException e) {
+            if (e.code() != StorageErrorCode.CHECKPOINT_INCOMPLETE && e.code() != StorageErrorCode.STORED_SCHEMA_NEWER) {
+                throw e;
+            }
+            // RFC 0007: a peer's pending backfill this process did not declare, or a newer database. The endpoint
+            // opens anyway so every request is refused through the gate with its details (503
+            // sync.schema_not_ready), readiness says why, and the handler's ensureSchema retries per request.
+            LOG.log(Level.WARNING, "Syncular schema version {0} must refuse for now: {1} {2}", schema.version(),
+                    e.code().code(), e.details());
+        }
         Authenticator auth = override.map(HostOverride::authenticator)
                 .orElseGet(() -> authenticators.isResolvable() ? authenticators.get() : builtInAuthenticator(config, clock));
         ScopeResolver resolver = override.map(HostOverride::resolver)
@@ -75,11 +107,12 @@ public class SyncRuntime {
         SyncSettings settings = override.flatMap(HostOverride::settings).orElse(config.limits().settings());
         PostgresSegmentStore segments = new PostgresSegmentStore(ds);
         segments.install();
-        SyncHandler handler = new SyncHandler(storage, () -> schema, List::of, resolver, clock, settings,
+        SyncHandler handler = new SyncHandler(storage, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
-                new SegmentDownload(storage, segments, resolver, clock, schema));
+                new SegmentDownload(storage, segments, resolver, clock, schema), declarations, positions);
         parts = started;
+        refreshServeGate();
         return started;
     }
 
@@ -96,6 +129,29 @@ public class SyncRuntime {
                     + " commit validator bean(s)");
         }
         return rows.isEmpty() && commits.isEmpty() ? Validation.NONE : new Validation(() -> rows, () -> commits);
+    }
+
+    /**
+     * Evaluates the serve gate for this process (no partition: the pending set spans all of them) and sets the
+     * {@value #CHECK_SERVE_GATE} readiness check: DOWN while this process must refuse. Called at start and by the
+     * backfill timer's every tick. Returns whether this process may serve.
+     */
+    public boolean refreshServeGate() {
+        Parts p = parts;
+        if (p == null) return false;
+        Optional<String> refusal = p.declarations().refusal();
+        if (refusal.isEmpty()) {
+            readiness.up(CHECK_SERVE_GATE, "serving schema version " + p.schema().version());
+            return true;
+        }
+        String why = refusal.get();
+        Check previous = readiness.checks().stream().filter(c -> c.name().equals(CHECK_SERVE_GATE)).findFirst()
+                .orElse(null);
+        if (previous == null || previous.up()) {
+            LOG.log(Level.WARNING, "Syncular refuses sync requests (503 sync.schema_not_ready): {0}", why);
+        }
+        readiness.down(CHECK_SERVE_GATE, "refusing: " + why);
+        return false;
     }
 
     /** The parts, or empty while the server is not ready (database unreachable, schema not installed). */

@@ -27,11 +27,21 @@ import syncular.jakarta.sync.SyncSettings;
  * @param auth            {@code syncular.auth.*}: the built-in authentication
  * @param limits          {@code syncular.limits.*}: request, response and protocol limits
  * @param realtime        {@code syncular.realtime.*}: WebSocket limits, heartbeat, presence (SPEC §8)
+ * @param backfill        {@code syncular.backfill.*}: the RFC 0007 backfill runner
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
                              long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention,
-                             RealtimeSettings realtime) {
+                             RealtimeSettings realtime, BackfillSettings backfill) {
+    /**
+     * {@code syncular.backfill.*} (issue 7): {@code enabled} (default true) runs this node's backfill timer (a
+     * process with the runner off still declares its definitions and serves past them); {@code batch-size}
+     * (default 500) source rows per batch transaction; {@code interval-ms} (default 1000) between a node's ticks;
+     * {@code definitions}: configured column-copy projections, {@code name@version:source->target[,...]}.
+     */
+    public record BackfillSettings(boolean enabled, int batchSize, long intervalMs,
+                                   List<syncular.jakarta.host.BackfillDefinition> definitions) { }
+
     /**
      * {@code syncular.retention.*}: §4.6 pruning by an EJB timer. The spec's values are floors a host may raise,
      * never lower, so a smaller value fails deployment.
@@ -95,7 +105,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
-                limits(config), retention(config), realtime(config));
+                limits(config), retention(config), realtime(config), backfill(config));
     }
 
     /** {@code syncular.realtime.*}; defaults in {@link RealtimeSettings#DEFAULTS}. */
@@ -116,6 +126,21 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         }
         return new RealtimeSettings((int) maxMessage, heartbeat, (int) maxDelta, presence, (int) maxPresence,
                 outboxBytes, (int) outboxMessages);
+    }
+
+    private static BackfillSettings backfill(Config config) {
+        boolean enabled = parsed(config, "syncular.backfill.enabled", SyncularConfig::bool, "true or false").orElse(true);
+        long batch = positive(config, "syncular.backfill.batch-size", 500);
+        if (batch > 10_000) throw new ConfigException("syncular.backfill.batch-size must be at most 10000");
+        long interval = positive(config, "syncular.backfill.interval-ms", 1000);
+        List<syncular.jakarta.host.BackfillDefinition> definitions;
+        try {
+            definitions = syncular.jakarta.migration.ColumnCopyProjection.parseAll(
+                    text(config, "syncular.backfill.definitions").orElse(""));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("syncular.backfill.definitions: " + e.getMessage());
+        }
+        return new BackfillSettings(enabled, (int) batch, interval, List.copyOf(definitions));
     }
 
     private static RetentionSettings retention(Config config) {

@@ -1,0 +1,363 @@
+package syncular.jakarta.migration;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+import syncular.jakarta.host.BackfillDefinition;
+import syncular.jakarta.host.BackfillDefinition.ProjectionWrite;
+import syncular.jakarta.host.BackfillDefinition.SourceRow;
+import syncular.jakarta.host.Clock;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.schema.ColumnSchema;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.ActivationOutcome;
+import syncular.jakarta.storage.PendingCheckpoint;
+import syncular.jakarta.storage.ServeGate;
+import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.SourceCoverage;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageTransaction;
+import syncular.jakarta.storage.StoredCheckpoint;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
+import syncular.jakarta.storage.postgres.PostgresBackfillPositions.ChangedRow;
+import syncular.jakarta.storage.postgres.PostgresBackfillPositions.Pass;
+import syncular.jakarta.sync.PushProcessor;
+import syncular.jakarta.sync.ServeGatePolicy;
+import syncular.jakarta.wire.Json;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.PushResult;
+import syncular.jakarta.wire.RowCodec;
+import syncular.jakarta.wire.WireVersion;
+
+/**
+ * Fills declared projections and activates them (issue 7, UPSTREAM-SERVER §3.4 host loop). Driven by a timer; every
+ * node ticks and the database elects one worker per batch.
+ *
+ * <p>One batch is ONE transaction, in this order: {@code pg_try_advisory_xact_lock} on (partition, name) — not
+ * acquired means another transaction runs this checkpoint's batch, so skip; claim (owner epoch + 1); read the pass
+ * position; read up to {@code batchSize} source rows after it; the definition's step; the writes through the
+ * ordinary push path ({@link PushProcessor}, partition lock, serve gate on that connection, idempotency, writer
+ * version) as the reserved client {@code ["backfill",<name>]} with a system actor holding a wildcard grant and the
+ * deterministic clientCommitId {@code <owner_epoch>:<pass>:<position>}; {@code tx.advanceCheckpoint} with the pass's
+ * watermark; the new pass position. All of it commits together or not at all: a crash rolls the whole batch back,
+ * claim included, and the next tick redoes exactly that batch. Transaction-scoped locks only: a session lock would
+ * survive {@code close()} on a pooled connection (ARCHITECTURE, STYLE §6.6).
+ *
+ * <p>Positions: the watermark is {@code sourceCoverageSeq} captured when a pass starts, passed unchanged to every
+ * advance of the pass and to the activation. When a pass is exhausted the runner activates: {@code stale} (a source
+ * change above the watermark) → a catch-up pass over the rows the log changed in (watermark, new coverage], with the
+ * new coverage as watermark; {@code unverifiable} (pruned past the watermark) → a fresh full pass. The decision is
+ * re-derived from the database by the next batch, so it survives a crash between activation and the next tick.
+ */
+public final class BackfillRunner {
+    private static final System.Logger LOG = System.getLogger(BackfillRunner.class.getName());
+    /** The system actor of backfill commits (never a client's actor: clients cannot push as a reserved clientId). */
+    public static final String SYSTEM_ACTOR = "syncular-backfill";
+    /** A progress line every this many batches of a pass (the first batch of a pass logs too). */
+    static final int PROGRESS_EVERY = 20;
+
+    private final ServerStorage storage;
+    private final TransactionRunner runner;
+    private final PostgresBackfillPositions positions;
+    private final Supplier<CompiledSchema> schema;
+    private final Declarations declarations;
+    private final Clock clock;
+    private final int batchSize;
+
+    public BackfillRunner(ServerStorage storage, TransactionRunner runner, PostgresBackfillPositions positions,
+                          Supplier<CompiledSchema> schema, Declarations declarations, Clock clock, int batchSize) {
+        if (batchSize < 1) throw new IllegalArgumentException("batch size must be at least 1");
+        this.storage = storage;
+        this.runner = runner;
+        this.positions = positions;
+        this.schema = schema;
+        this.declarations = declarations;
+        this.clock = clock;
+        this.batchSize = batchSize;
+    }
+
+    /** The reserved clientId of a definition's commits (issue 7). */
+    public static String clientId(String name) { return Json.write(List.of("backfill", name)); }
+
+    /** What one batch did. */
+    public record Batch(Kind kind, long ownerEpoch, int pass, long watermark, int sourceRows, int writes,
+                        String clientCommitId, boolean passExhausted) {
+        public enum Kind {
+            /** Another transaction holds this checkpoint's batch lock. */
+            SKIPPED,
+            /** The checkpoint is activated (or gone): nothing to claim. */
+            DONE,
+            /** A batch was written and the position moved. */
+            WROTE,
+            /** The pass is exhausted and the log shows nothing above its watermark: activate now. */
+            READY
+        }
+    }
+
+    /** What one tick did, summed over the checkpoints. */
+    public record Tick(int batches, int skipped, int activated, int stale, int unverifiable) { }
+
+    /**
+     * One batch of each pending checkpoint this process declares, then an activation attempt where the batch
+     * finished its pass. A failure of one checkpoint is logged and does not starve the others.
+     */
+    public Tick tick() {
+        int batches = 0;
+        int skipped = 0;
+        int activated = 0;
+        int stale = 0;
+        int unverifiable = 0;
+        for (PendingCheckpoint p : positions.pending(declarations.runningVersion(), declarations.names())) {
+            BackfillDefinition def = declarations.definition(p.name()).orElseThrow();
+            try {
+                Batch b = runBatch(p.partition(), def);
+                if (b.kind() == Batch.Kind.SKIPPED) skipped++;
+                if (b.kind() == Batch.Kind.WROTE) batches++;
+                // activate as soon as a pass ends; STALE/UNVERIFIABLE are re-derived by the next batch
+                if (b.kind() == Batch.Kind.READY || (b.kind() == Batch.Kind.WROTE && b.passExhausted())) {
+                    switch (activate(p.partition(), def, b.ownerEpoch(), b.watermark())) {
+                        case ACTIVATED -> activated++;
+                        case STALE -> stale++;
+                        case UNVERIFIABLE -> unverifiable++;
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "backfill batch of " + p.name() + " in partition "
+                        + p.partition() + " failed and rolled back; the next tick retries it", e);
+            }
+        }
+        return new Tick(batches, skipped, activated, stale, unverifiable);
+    }
+
+    /** Runs until every checkpoint this process declares is activated or {@code maxTicks} ticks passed. */
+    public int runToCompletion(int maxTicks) {
+        for (int i = 1; i <= maxTicks; i++) {
+            tick();
+            if (positions.pending(declarations.runningVersion(), declarations.names()).isEmpty()) return i;
+        }
+        return -1;
+    }
+
+    /** One batch transaction, exactly as the class comment says. */
+    public Batch runBatch(String partition, BackfillDefinition def) {
+        CompiledSchema running = schema.get();
+        List<String> sources = def.sourceTables().stream().sorted().toList();
+        return runner.inNewTransaction(c -> {
+            StorageTransaction tx = storage.begin(c, partition);
+            if (!tx.tryLockBackfillBatch(def.name())) {
+                return new Batch(Batch.Kind.SKIPPED, 0, 0, 0, 0, 0, null, false);
+            }
+            long now = clock.nowMs();
+            Optional<StoredCheckpoint> claimed = positions.claimOn(c, partition, def.name(), running.version(), now);
+            if (claimed.isEmpty()) return new Batch(Batch.Kind.DONE, 0, 0, 0, 0, 0, null, false);
+            long epoch = claimed.get().ownerEpoch();
+            Optional<Pass> stored = positions.readPassOn(c, partition, def.name());
+            Pass pass;
+            if (stored.isEmpty()) {
+                pass = Pass.fullFrom(partition, def.name(), 1, watermarkOn(c, partition, sources), now);
+                logPassStart(pass, epoch, "first pass");
+            } else if (stored.get().exhausted()) {
+                Pass last = stored.get();
+                SourceCoverage coverage = positions.changesAboveOn(c, partition, sources, last.watermark());
+                if (coverage == SourceCoverage.CLEAN) {
+                    return new Batch(Batch.Kind.READY, epoch, last.pass(), last.watermark(), 0, 0, null, true);
+                }
+                long now2 = watermarkOn(c, partition, sources);
+                pass = coverage == SourceCoverage.CHANGED
+                        ? Pass.catchUpFrom(partition, def.name(), last.pass() + 1, last.watermark(), now2, now)
+                        : Pass.fullFrom(partition, def.name(), last.pass() + 1, now2, now);
+                logPassStart(pass, epoch, coverage == SourceCoverage.CHANGED
+                        ? "stale: source changes above watermark " + last.watermark()
+                        : "unverifiable: the log was pruned past watermark " + last.watermark());
+            } else {
+                pass = stored.get();
+            }
+
+            Read read = pass.mode() == PostgresBackfillPositions.Mode.FULL
+                    ? readFull(c, tx, running, partition, sources, pass)
+                    : readCatchUp(c, tx, running, partition, sources, pass);
+            List<ProjectionWrite> writes = read.rows.isEmpty() ? List.of() : def.step(read.rows);
+            String ccid = epoch + ":" + pass.pass() + ":" + pass.positionKey();
+            if (!writes.isEmpty()) push(tx, running, partition, def.name(), ccid, writes);
+            long observed = claimed.get().observedRows() + read.rows.size();
+            if (!tx.advanceCheckpoint(def.name(), epoch, pass.watermark(), observed, now)) {
+                // superseded between our claim and here: nothing of this batch may commit
+                throw new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED,
+                        Map.of("partition", partition, "name", def.name()));
+            }
+            Pass next = read.next;
+            positions.savePassOn(c, next);
+            if (next.batches() == 1 || next.batches() % PROGRESS_EVERY == 0 || next.exhausted()) {
+                LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: pass {2} ({3}) batch {4}, {5} rows "
+                                + "this pass, watermark {6}, owner epoch {7}{8}", def.name(), partition, next.pass(),
+                        next.mode(), next.batches(), next.passRows(), next.watermark(), epoch,
+                        next.exhausted() ? ", pass exhausted" : "");
+            }
+            return new Batch(Batch.Kind.WROTE, epoch, next.pass(), next.watermark(), read.rows.size(), writes.size(),
+                    writes.isEmpty() ? null : ccid, next.exhausted());
+        });
+    }
+
+    /** Activation in its own transaction under the partition lock (storage); logs the outcome. */
+    public ActivationOutcome activate(String partition, BackfillDefinition def, long epoch, long watermark) {
+        ActivationOutcome outcome = storage.activateCheckpoint(partition, def.name(), epoch, watermark,
+                def.sourceTables(), clock.nowMs());
+        LOG.log(outcome == ActivationOutcome.ACTIVATED ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+                "backfill {0} partition {1}: activation at watermark {2}, owner epoch {3}: {4}{5}", def.name(),
+                partition, watermark, epoch, outcome, switch (outcome) {
+                    case ACTIVATED -> "";
+                    case STALE -> " (the next batch starts a catch-up pass from the change log)";
+                    case UNVERIFIABLE -> " (the next batch starts a fresh full pass)";
+                });
+        return outcome;
+    }
+
+    /**
+     * The watermark a pass starting now certifies: {@code sourceCoverageSeq}, raised to the pruning horizon when the
+     * log was pruned past the last source change. The current rows a pass reads already reflect every commit at or
+     * below the horizon, and a watermark below it could never activate (it would stay {@code unverifiable}).
+     */
+    private long watermarkOn(java.sql.Connection c, String partition, List<String> sources) {
+        return Math.max(positions.coverageOn(c, partition, sources), positions.horizonOn(c, partition));
+    }
+
+    private static void logPassStart(Pass pass, long epoch, String why) {
+        LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: claimed (owner epoch {2}), pass {3} ({4}) "
+                + "starts at watermark {5}: {6}", pass.name(), pass.partition(), epoch, pass.pass(), pass.mode(),
+                pass.watermark(), why);
+    }
+
+    private record Read(List<SourceRow> rows, Pass next) { }
+
+    /** Keyset over the sorted source tables: (source index, last row id). */
+    private Read readFull(java.sql.Connection c, StorageTransaction tx, CompiledSchema running, String partition,
+                          List<String> sources, Pass pass) {
+        List<SourceRow> rows = new ArrayList<>();
+        int index = pass.sourceIndex();
+        String after = pass.afterRowId();
+        while (rows.size() < batchSize && index < sources.size()) {
+            String table = sources.get(index);
+            int want = batchSize - rows.size();
+            List<StoredRow> page = positions.scanSourceOn(c, partition, table, after, want);
+            for (StoredRow r : page) rows.add(sourceRow(running, table, r));
+            if (page.size() < want) {
+                index++;
+                after = null;
+            } else {
+                after = page.get(page.size() - 1).rowId();
+            }
+        }
+        boolean exhausted = index >= sources.size();
+        Pass next = new Pass(pass.partition(), pass.name(), pass.pass(), pass.mode(), index, after, 0, 0, 0,
+                pass.watermark(), exhausted, pass.passRows() + rows.size(), pass.batches() + 1, pass.startedAtMs(),
+                clock.nowMs());
+        return new Read(rows, next);
+    }
+
+    /** The log's changes to the sources in (fromSeq, watermark], each row presented in its current state. */
+    private Read readCatchUp(java.sql.Connection c, StorageTransaction tx, CompiledSchema running, String partition,
+                             List<String> sources, Pass pass) {
+        List<ChangedRow> changed = positions.changedRowsOn(c, partition, sources, pass.afterSeq(), pass.afterIdx(),
+                pass.watermark(), batchSize);
+        Set<String> seen = new LinkedHashSet<>();
+        List<SourceRow> rows = new ArrayList<>();
+        for (ChangedRow ch : changed) {
+            if (!seen.add(ch.table() + "\u0000" + ch.rowId())) continue;
+            Optional<StoredRow> now = tx.getRow(ch.table(), ch.rowId());
+            rows.add(now.isPresent() ? sourceRow(running, ch.table(), now.get())
+                    : new SourceRow(ch.table(), ch.rowId(), null));
+        }
+        long afterSeq = changed.isEmpty() ? pass.afterSeq() : changed.get(changed.size() - 1).commitSeq();
+        int afterIdx = changed.isEmpty() ? pass.afterIdx() : changed.get(changed.size() - 1).idx();
+        boolean exhausted = changed.size() < batchSize;
+        Pass next = new Pass(pass.partition(), pass.name(), pass.pass(), pass.mode(), 0, null, afterSeq, afterIdx,
+                pass.fromSeq(), pass.watermark(), exhausted, pass.passRows() + rows.size(), pass.batches() + 1,
+                pass.startedAtMs(), clock.nowMs());
+        return new Read(rows, next);
+    }
+
+    private static SourceRow sourceRow(CompiledSchema running, String table, StoredRow row) {
+        TableSchema t = running.table(table).orElseThrow(() -> new IllegalStateException(
+                "backfill source table " + table + " is not in the running schema"));
+        Object[] values = RowCodec.decode(t.descriptors(), row.payload());
+        Map<String, Object> named = new LinkedHashMap<>();
+        for (int i = 0; i < t.columns().size(); i++) named.put(t.columns().get(i).name(), values[i]);
+        return new SourceRow(table, row.rowId(), named);
+    }
+
+    /**
+     * The batch's writes as one PUSH_COMMIT through the ordinary push path, bound to THIS transaction: the push
+     * processor's own transaction and its optimistic idempotency read both land on the batch's connection, so the
+     * projection commit and the checkpoint advance cannot commit apart.
+     */
+    private void push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
+                      List<ProjectionWrite> writes) {
+        List<PushCommit.Operation> ops = new ArrayList<>(writes.size());
+        for (ProjectionWrite w : writes) {
+            TableSchema t = running.table(w.table()).orElseThrow(() -> new IllegalStateException(
+                    "backfill " + name + " writes table " + w.table() + ", which is not in the running schema"));
+            if (w.values() == null) {
+                ops.add(PushCommit.Operation.delete(w.table(), w.rowId(), null));
+                continue;
+            }
+            Object[] values = new Object[t.columns().size()];
+            for (int i = 0; i < values.length; i++) {
+                ColumnSchema col = t.columns().get(i);
+                values[i] = w.values().get(col.name());
+            }
+            ops.add(PushCommit.Operation.upsert(w.table(), w.rowId(), null, RowCodec.encode(t.descriptors(), values)));
+        }
+        Map<String, List<String>> everything = new LinkedHashMap<>();
+        for (String v : running.variables()) everything.put(v, List.of(syncular.jakarta.sync.Scopes.ANY));
+        String clientId = clientId(name);
+        PushProcessor processor = new PushProcessor(boundTo(tx), clock);
+        PushProcessor.RequestScope scope = new PushProcessor.RequestScope(
+                new Identity(SYSTEM_ACTOR, partition, everything), clientId, WireVersion.V2);
+        PushProcessor.Outcome outcome = processor.apply(scope, running, everything, new PushCommit(ccid, ops),
+                gateTx -> {
+                    ServeGate gate = gateTx.readServeGate(running.version());
+                    ServeGatePolicy.enforce(gate, running.version(), declarations.covering(gate));
+                });
+        if (outcome.result().status() == PushResult.Status.REJECTED) {
+            // a definition produced a write the schema refuses: roll the whole batch back and say which
+            throw new IllegalStateException("backfill " + name + " batch " + ccid + " was rejected: "
+                    + outcome.result().results());
+        }
+    }
+
+    /**
+     * This storage with {@code inTransaction} and the idempotency lookup redirected to {@code tx}: the seam that
+     * lets the unchanged push path run inside the batch's transaction.
+     */
+    private ServerStorage boundTo(StorageTransaction tx) {
+        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
+                new Class<?>[] {ServerStorage.class}, (proxy, method, args) -> {
+                    switch (method.getName()) {
+                        case "inTransaction" -> {
+                            return ((ServerStorage.TransactionWork<?>) args[1]).run(tx);
+                        }
+                        case "getPushResult" -> {
+                            return tx.getPushResult((String) args[1], (String) args[2]);
+                        }
+                        default -> {
+                            try {
+                                return method.invoke(storage, args);
+                            } catch (InvocationTargetException e) {
+                                throw e.getCause();
+                            }
+                        }
+                    }
+                });
+    }
+}

@@ -1,0 +1,176 @@
+package syncular.jakarta.migration;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.NewCommit;
+import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.RowWrite;
+import syncular.jakarta.storage.StoredChange;
+import syncular.jakarta.storage.StoredPushResult;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
+import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.PushProcessor;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.PushResult;
+
+/**
+ * Backfill benchmark driver (issue 7; not a test, never run by surefire): throughput of the runner over
+ * {@code bench.rows} source rows in one partition, alone and under concurrent single-row pushes to the same
+ * partition (the backfill's push takes the same partition lock), and the push p95 with and without the backfill.
+ * Embedded PostgreSQL (fsync off), JDBC transactions: the runner's SQL and push path, not the container's.
+ *
+ * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
+ *     -Dexec.mainClass=syncular.jakarta.migration.BackfillBench -Dbench.rows=1000000 -Dbench.batch=500 \
+ *     [-Dbench.only=alone|traffic] [-Dbench.writers=4]</pre>
+ */
+public final class BackfillBench {
+    private BackfillBench() { }
+
+    public static void main(String[] args) throws Exception {
+        int rows = Integer.getInteger("bench.rows", 1_000_000);
+        int batch = Integer.getInteger("bench.batch", 500);
+        int writers = Integer.getInteger("bench.writers", 4);
+        System.out.printf(Locale.ROOT, "cores=%d rows=%d batch=%d writers=%d%n",
+                Runtime.getRuntime().availableProcessors(), rows, batch, writers);
+        System.out.println("| run | source rows | seconds | rows/s | batches | pushes | push p50 ms | push p95 ms |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
+        String only = System.getProperty("bench.only", "all");   // alone | traffic | all
+        if (!only.equals("traffic")) run(rows, batch, 0);
+        if (!only.equals("alone")) run(rows, batch, writers);
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db),
+                    System::currentTimeMillis);
+            CompiledSchema v2 = schemaV2();
+            storage.ensureSchema(v2, List.of());
+            List<Long> lat = Collections.synchronizedList(new ArrayList<>());
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> threads = startWriters(storage, v2, "p", writers, stop, lat);
+            Thread.sleep(20_000);
+            stop.set(true);
+            for (Thread t : threads) t.join();
+            print("pushes alone (no backfill)", 0, 20_000, 0, lat);
+        }
+    }
+
+    static CompiledSchema schemaV2() {
+        return TestSchemas.tasksWith(2, "id", """
+                {"name": "id", "type": "string", "nullable": false},
+                {"name": "project_id", "type": "string", "nullable": false},
+                {"name": "title", "type": "string", "nullable": false},
+                {"name": "done", "type": "boolean", "nullable": false}""", """
+                {"name": "task_titles", "primaryKey": "id",
+                 "columns": [{"name": "id", "type": "string", "nullable": false},
+                             {"name": "project_id", "type": "string", "nullable": false},
+                             {"name": "title", "type": "string", "nullable": false}],
+                 "scopes": [{"pattern": "project:{project_id}"}]}""");
+    }
+
+    static void run(int rows, int batch, int writers) throws Exception {
+        CompiledSchema v1 = TestSchemas.tasks(1);
+        CompiledSchema v2 = schemaV2();
+        String p = "bench";
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage old = new PostgresServerStorage(db, new JdbcTransactionRunner(db),
+                    System::currentTimeMillis);
+            old.ensureSchema(v1, List.of());
+            for (int c = 0; c < rows / 1000; c++) {
+                List<RowWrite> writes = new ArrayList<>(1000);
+                List<StoredChange> changes = new ArrayList<>(1000);
+                for (int i = 0; i < 1000; i++) {
+                    String id = String.format(Locale.ROOT, "t%08d", c * 1000 + i);
+                    StoredRow row = TestSchemas.taskRow(v1, id, "p1", 1);
+                    writes.add(new RowWrite.Upsert("tasks", row, i));
+                    changes.add(StoredChange.upsert("tasks", id, 1, row.scopes(), row.payload()));
+                }
+                int commit = c;
+                old.inTransaction(p, tx -> {
+                    tx.lockForPush(1, "seed", "seed-" + commit);
+                    return tx.applyCommit(writes, new NewCommit("seed", "seed-" + commit, "seed", 0, changes),
+                            new StoredPushResult(StoredPushResult.Status.APPLIED, 0L, 0L, "x",
+                                    List.of(new OperationResult.Applied(0))));
+                });
+            }
+            PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db),
+                    System::currentTimeMillis);
+            PostgresBackfillPositions positions = new PostgresBackfillPositions(storage, db);
+            positions.install();
+            Declarations declarations = new Declarations(List.<syncular.jakarta.host.BackfillDefinition>of(
+                    new ColumnCopyProjection("titles_v2", 2, "tasks", "task_titles")), 2, storage, positions);
+            storage.ensureSchema(v2, declarations.current());
+            BackfillRunner runner = new BackfillRunner(storage, new JdbcTransactionRunner(db), positions, () -> v2,
+                    declarations, System::currentTimeMillis, batch);
+            List<Long> lat = Collections.synchronizedList(new ArrayList<>());
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> threads = startWriters(storage, v2, p, writers, stop, lat);
+            // the writers push new source rows, so activation answers stale until they stop: they run for the
+            // whole first (full) pass, which is what the throughput and the p95 are measured over
+            long t0 = System.nanoTime();
+            long fullPassMs = -1;
+            long fullPassBatches = 0;
+            while (!positions.pending(2, declarations.names()).isEmpty()) {
+                runner.tick();
+                if (fullPassMs < 0) {
+                    PostgresBackfillPositions.Pass pass = positions.report().get(0).pass().orElse(null);
+                    if (pass != null && (pass.pass() > 1 || pass.exhausted())) {
+                        fullPassMs = (System.nanoTime() - t0) / 1_000_000;
+                        fullPassBatches = pass.pass() == 1 ? pass.batches() : -1;
+                        stop.set(true);
+                    }
+                }
+            }
+            long totalMs = (System.nanoTime() - t0) / 1_000_000;
+            for (Thread t : threads) t.join();
+            print(writers == 0 ? "backfill alone (full pass)" : "backfill + " + writers + " push writers (full pass)",
+                    rows, fullPassMs, fullPassBatches, lat);
+            System.out.printf(Locale.ROOT, "| … until activated | | %.1f | | | | | |%n", totalMs / 1000.0);
+        }
+    }
+
+    /** Single-row pushes of source rows (new ids) through the push path, same partition, until stopped. */
+    static List<Thread> startWriters(PostgresServerStorage storage, CompiledSchema schema, String p, int n,
+                                     AtomicBoolean stop, List<Long> latencies) {
+        List<Thread> threads = new ArrayList<>();
+        AtomicLong ids = new AtomicLong();
+        for (int w = 0; w < n; w++) {
+            PushProcessor push = new PushProcessor(storage, System::currentTimeMillis);
+            int writer = w;
+            Thread t = new Thread(() -> {
+                PushProcessor.RequestScope scope = new PushProcessor.RequestScope(new Identity("u", p),
+                        "writer-" + writer, 2);
+                java.util.Map<String, List<String>> allowed = java.util.Map.of("project_id", List.of("*"));
+                while (!stop.get()) {
+                    String id = "w" + ids.incrementAndGet();
+                    long s = System.nanoTime();
+                    PushProcessor.Outcome o = push.apply(scope, schema, allowed, new PushCommit("c-" + id, List.of(
+                            PushCommit.Operation.upsert("tasks", id, null,
+                                    TestSchemas.taskPayload(schema, id, "p1", "title", false)))), tx -> { });
+                    if (o.result().status() != PushResult.Status.APPLIED) throw new AssertionError(o.result());
+                    latencies.add(System.nanoTime() - s);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        return threads;
+    }
+
+    static void print(String run, int rows, long ms, long batches, List<Long> lat) {
+        List<Long> sorted = new ArrayList<>(lat);
+        Collections.sort(sorted);
+        String p50 = sorted.isEmpty() ? "–" : String.format(Locale.ROOT, "%.2f", sorted.get(sorted.size() / 2) / 1e6);
+        String p95 = sorted.isEmpty() ? "–" : String.format(Locale.ROOT, "%.2f",
+                sorted.get((int) (sorted.size() * 0.95)) / 1e6);
+        System.out.printf(Locale.ROOT, "| %s | %d | %.1f | %s | %d | %d | %s | %s |%n", run, rows, ms / 1000.0,
+                rows == 0 ? "–" : String.format(Locale.ROOT, "%.0f", rows * 1000.0 / ms), batches, sorted.size(), p50, p95);
+    }
+}

@@ -1,0 +1,408 @@
+package syncular.jakarta.migration;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import syncular.jakarta.host.BackfillDefinition;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.ActivationOutcome;
+import syncular.jakarta.storage.CheckpointDeclaration;
+import syncular.jakarta.storage.CheckpointState;
+import syncular.jakarta.storage.CommitPruneQuery;
+import syncular.jakarta.storage.NewCommit;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageTransaction;
+import syncular.jakarta.storage.StoredChange;
+import syncular.jakarta.storage.StoredCheckpoint;
+import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
+import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.wire.RowCodec;
+
+/**
+ * The RFC 0007 backfill runner on real PostgreSQL (issue 7): a rolling bump from {@code tasks} (v1) to v2 with a
+ * {@code task_titles} projection. Proves the per-batch transaction (lock, claim, push-path commit, advance, pass
+ * position: all or nothing), activation and recovery from {@code stale} and {@code unverifiable}, the writer fence
+ * against an old writer, and the declaration barrier of a process that does not declare.
+ */
+class BackfillRunnerCheckpointTest {
+    static final String NAME = "task_titles_v2";
+    static final String CLIENT = "[\"backfill\",\"task_titles_v2\"]";
+    final CompiledSchema v1 = TestSchemas.tasks(1);
+    final CompiledSchema v2 = TestSchemas.tasksWith(2, "id", """
+            {"name": "id", "type": "string", "nullable": false},
+            {"name": "project_id", "type": "string", "nullable": false},
+            {"name": "title", "type": "string", "nullable": false},
+            {"name": "done", "type": "boolean", "nullable": false}""", """
+            {"name": "task_titles", "primaryKey": "id",
+             "columns": [{"name": "id", "type": "string", "nullable": false},
+                         {"name": "project_id", "type": "string", "nullable": false},
+                         {"name": "title", "type": "string", "nullable": false}],
+             "scopes": [{"pattern": "project:{project_id}"}]}""");
+    final String partition = EmbeddedPostgresSupport.partition("bf");
+    final AtomicInteger clock = new AtomicInteger(1_000);
+
+    EmbeddedPostgresSupport.Pool db;
+    PostgresServerStorage old;
+    PostgresServerStorage storage;
+    PostgresBackfillPositions positions;
+    Declarations declarations;
+
+    @BeforeEach
+    void setUp() {
+        db = EmbeddedPostgresSupport.newDatabase();
+        old = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::get);
+        old.ensureSchema(v1, List.of());
+        for (int i = 0; i < 25; i++) pushTask(old, v1, "t" + (100 + i), "title " + i);
+    }
+
+    @AfterEach
+    void tearDown() { db.close(); }
+
+    /** Migrates a fresh v2 storage with the definition declared (what SyncRuntime does at start). */
+    BackfillRunner migrate(BackfillDefinition def, int batchSize) {
+        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::get);
+        positions = new PostgresBackfillPositions(storage, db);
+        positions.install();
+        declarations = new Declarations(List.of(def), 2, storage, positions);
+        storage.ensureSchema(v2, declarations.current());
+        return new BackfillRunner(storage, new JdbcTransactionRunner(db), positions, () -> v2, declarations,
+                clock::get, batchSize);
+    }
+
+    BackfillRunner migrate(int batchSize) { return migrate(new ColumnCopyProjection(NAME, 2, "tasks", "task_titles"), batchSize); }
+
+    long pushTask(PostgresServerStorage s, CompiledSchema schema, String id, String title) {
+        byte[] payload = RowCodec.encode(schema.table("tasks").orElseThrow().descriptors(),
+                new Object[] {id, "p1", title, false});
+        return s.inTransaction(partition, tx -> {
+            tx.lockPartitionForPush();
+            long version = tx.getRow("tasks", id).map(r -> r.serverVersion() + 1).orElse(1L);
+            StoredRow row = new StoredRow(id, version, TestSchemas.scopes("project_id", "p1"), payload);
+            tx.upsertRow("tasks", row, 0);
+            return tx.appendCommit(new NewCommit("client-1", "c-" + id + "-" + version, "actor-1", clock.get(),
+                    List.of(StoredChange.upsert("tasks", id, version, row.scopes(), payload))));
+        });
+    }
+
+    long deleteTask(String id) {
+        return storage.inTransaction(partition, tx -> {
+            tx.lockPartitionForPush();
+            StoredRow row = tx.getRow("tasks", id).orElseThrow();
+            tx.deleteRow("tasks", id);
+            return tx.appendCommit(new NewCommit("client-1", "d-" + id, "actor-1", clock.get(),
+                    List.of(new StoredChange("tasks", id, syncular.jakarta.storage.ChangeOp.DELETE, null,
+                            row.scopes(), null))));
+        });
+    }
+
+    StoredCheckpoint checkpoint() {
+        return storage.readCheckpoints(partition).stream().filter(c -> c.name().equals(NAME)).findFirst().orElseThrow();
+    }
+
+    /** id → title of the projection, read through the storage's own decoding of payloads. */
+    Map<String, String> projection() throws SQLException {
+        Map<String, String> out = new TreeMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT id, title, \"_sync_server_version\" FROM task_titles WHERE \"_sync_partition\" = ?")) {
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        return out;
+    }
+
+    Map<String, String> sources() throws SQLException {
+        Map<String, String> out = new TreeMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT id, title FROM tasks WHERE \"_sync_partition\" = ?")) {
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        return out;
+    }
+
+    List<String> backfillCommitIds() throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT c.client_commit_id, c.writer_version, (SELECT count(*) FROM sync_push_results r "
+                        + "WHERE r.partition = c.partition AND r.client_id = c.client_id "
+                        + "AND r.client_commit_id = c.client_commit_id) FROM sync_commits c "
+                        + "WHERE c.partition = ? AND c.client_id = ? ORDER BY c.commit_seq")) {
+            ps.setString(1, partition);
+            ps.setString(2, CLIENT);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    assertEquals(2, rs.getLong(2), "stamped with the running writer version");
+                    assertEquals(1, rs.getLong(3), "the push result commits with the batch");
+                    out.add(rs.getString(1));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Batches by hand until the pass is exhausted, without activating (as if the node died right there). */
+    BackfillRunner.Batch exhaustPass(BackfillRunner runner, BackfillDefinition def) {
+        for (int i = 0; i < 100; i++) {
+            BackfillRunner.Batch b = runner.runBatch(partition, def);
+            if (b.passExhausted()) return b;
+        }
+        throw new AssertionError("the pass never ended");
+    }
+
+    @Test
+    void aFullPassWritesThroughThePushPathInBatchTransactionsAndActivates() throws Exception {
+        long coverage = old.sourceCoverageSeq(partition, List.of("tasks"));
+        BackfillRunner runner = migrate(10);
+        assertEquals(CheckpointState.DECLARED, checkpoint().state());
+        assertEquals(3, runner.runToCompletion(10), "3 batches (10, 10, 5 rows), activation in the tick of the third");
+
+        StoredCheckpoint cp = checkpoint();
+        assertEquals(CheckpointState.ACTIVATED, cp.state());
+        assertEquals(coverage, cp.watermark(), "the watermark is the coverage captured when the pass started");
+        assertEquals(25, cp.observedRows());
+        assertEquals(sources(), projection());
+        // one claim per batch: epochs 1..3, each batch's id is <epoch>:<pass>:<position before the batch>
+        assertEquals(List.of("1:1:0/", "2:1:0/t109", "3:1:0/t119"), backfillCommitIds());
+        assertTrue(declarations.current().isEmpty(), "nothing pending: every process may serve");
+    }
+
+    @Test
+    void aProcessThatDoesNotDeclareIsBarredUntilActivationAndAnOldWriterIsFenced() throws Exception {
+        // before the migration the old writer appends, and raw JDBC without writer_version too
+        rawAppend(partition, 90_000, true);
+        BackfillRunner runner = migrate(10);
+        // from the declaration on: the old storage instance (writer version 1) and raw JDBC are refused by the trigger
+        StorageException fenced = assertThrows(StorageException.class, () -> pushTask(old, v1, "t100", "late"));
+        assertEquals(StorageErrorCode.WRITER_FENCE_REJECTED, fenced.code());
+        assertThrows(SQLException.class, () -> rawAppend(partition, 90_001, false));
+
+        PostgresServerStorage other = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::get);
+        StorageException barred = assertThrows(StorageException.class, () -> other.ensureSchema(v2, List.of()));
+        assertEquals(StorageErrorCode.CHECKPOINT_INCOMPLETE, barred.code());
+        assertEquals(partition, barred.details().get("partition"));
+        runner.runToCompletion(10);
+        other.ensureSchema(v2, List.of());   // activated: the non-declaring process may serve now
+        assertEquals(2, other.writerVersion());
+    }
+
+    /** A commit appended with raw JDBC (an unaware old binary: no writer_version), rolled back either way. */
+    void rawAppend(String p, long seq, boolean expectAllowed) throws SQLException {
+        try (Connection c = db.getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO sync_commits(partition, commit_seq, client_id, "
+                    + "client_commit_id, actor_id, created_at_ms) VALUES (?, ?, 'old', 'old-1', 'old', 0)")) {
+                ps.setString(1, p);
+                ps.setLong(2, seq);
+                ps.executeUpdate();
+                assertTrue(expectAllowed, "the old writer's append should have been refused");
+            } finally {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+        }
+    }
+
+    @Test
+    void aSourceChangeAboveTheWatermarkIsStaleAndACatchUpPassFromTheLogRecovers() throws Exception {
+        BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        BackfillRunner runner = migrate(def, 10);
+        BackfillRunner.Batch last = exhaustPass(runner, def);
+        long w1 = last.watermark();
+        pushTask(storage, v2, "t105", "changed after the watermark");
+        pushTask(storage, v2, "t200", "new after the watermark");
+        deleteTask("t110");
+        assertEquals(ActivationOutcome.STALE, runner.activate(partition, def, last.ownerEpoch(), w1));
+
+        runner.runToCompletion(10);
+        StoredCheckpoint cp = checkpoint();
+        assertEquals(CheckpointState.ACTIVATED, cp.state());
+        assertTrue(cp.watermark() > w1, "the catch-up pass certifies the new coverage");
+        assertEquals(storage.sourceCoverageSeq(partition, List.of("tasks")), cp.watermark());
+        assertEquals(sources(), projection(), "updated, inserted and deleted rows all reached the projection");
+        PostgresBackfillPositions.Report report = positions.report().get(0);
+        assertEquals(PostgresBackfillPositions.Mode.CATCH_UP, report.pass().orElseThrow().mode());
+        assertEquals(3, report.pass().get().passRows(), "the catch-up pass read only the three changed rows");
+    }
+
+    @Test
+    void pruningPastTheWatermarkIsUnverifiableAndAFreshFullPassRecovers() throws Exception {
+        BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        BackfillRunner runner = migrate(def, 10);
+        BackfillRunner.Batch last = exhaustPass(runner, def);
+        pushTask(storage, v2, "t101", "changed, then pruned away");
+        String epoch = storage.touchPartition(partition, clock.get(), "epoch-1").logEpoch();
+        storage.pruneCommitsThrough(partition, new CommitPruneQuery(epoch, storage.getMaxCommitSeq(partition)));
+        assertEquals(ActivationOutcome.UNVERIFIABLE, runner.activate(partition, def, last.ownerEpoch(),
+                last.watermark()));
+
+        runner.runToCompletion(10);
+        assertEquals(CheckpointState.ACTIVATED, checkpoint().state());
+        assertEquals(sources(), projection());
+        PostgresBackfillPositions.Pass pass = positions.report().get(0).pass().orElseThrow();
+        assertEquals(2, pass.pass());
+        assertEquals(PostgresBackfillPositions.Mode.FULL, pass.mode());
+        assertEquals(25, pass.passRows(), "a fresh full pass over every source row");
+        assertEquals(storage.getHorizonSeq(partition), checkpoint().watermark(),
+                "the log was pruned past every source change: the horizon is the certified watermark");
+    }
+
+    @Test
+    void aBatchSkipsWhileAnotherTransactionHoldsTheCheckpointsBatchLock() throws Exception {
+        BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        BackfillRunner runner = migrate(def, 10);
+        try (Connection c = db.getConnection()) {
+            c.setAutoCommit(false);
+            StorageTransaction holder = storage.begin(c, partition);
+            assertTrue(holder.tryLockBackfillBatch(NAME));
+            assertEquals(BackfillRunner.Batch.Kind.SKIPPED, runner.runBatch(partition, def).kind());
+            assertEquals(0, checkpoint().ownerEpoch(), "a skipped batch claims nothing");
+            c.rollback();   // the transaction-scoped lock ends with the transaction, whatever the pool does next
+            c.setAutoCommit(true);
+        }
+        assertEquals(BackfillRunner.Batch.Kind.WROTE, runner.runBatch(partition, def).kind());
+        assertEquals(1, checkpoint().ownerEpoch());
+    }
+
+    @Test
+    void aBatchThatFailsRollsBackWholeClaimIncludedAndIsRedoneExactlyOnce() throws Exception {
+        ColumnCopyProjection copy = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        AtomicInteger calls = new AtomicInteger();
+        BackfillDefinition crashing = new BackfillDefinition() {
+            @Override public String name() { return NAME; }
+            @Override public int schemaVersion() { return 2; }
+            @Override public List<String> sourceTables() { return copy.sourceTables(); }
+            @Override public List<ProjectionWrite> step(List<SourceRow> batch) {
+                List<ProjectionWrite> writes = copy.step(batch);
+                if (calls.incrementAndGet() == 2) {
+                    // the writes are staged, then the "process" dies before the batch commits
+                    throw new IllegalStateException("simulated crash in the middle of batch 2");
+                }
+                return writes;
+            }
+        };
+        BackfillRunner runner = migrate(crashing, 10);
+        runner.tick();
+        StoredCheckpoint afterFirst = checkpoint();
+        PostgresBackfillPositions.Pass passAfterFirst = positions.report().get(0).pass().orElseThrow();
+        runner.tick();   // crashes: logged, rolled back
+        assertEquals(afterFirst, checkpoint(), "claim, watermark and observed rows rolled back with the batch");
+        assertEquals(passAfterFirst, positions.report().get(0).pass().orElseThrow(), "the position did not move");
+        assertEquals(List.of("1:1:0/"), backfillCommitIds(), "no commit of the failed batch");
+
+        runner.runToCompletion(10);
+        assertEquals(CheckpointState.ACTIVATED, checkpoint().state());
+        assertEquals(sources(), projection());
+        List<String> ids = backfillCommitIds();
+        assertEquals(List.of("1:1:0/", "2:1:0/t109", "3:1:0/t119"), ids, "the redone batch reuses the rolled-back id");
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT max(\"_sync_server_version\") FROM task_titles WHERE \"_sync_partition\" = ?")) {
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                assertEquals(1, rs.getLong(1), "no projection row was written twice");
+            }
+        }
+    }
+
+    @Test
+    void declarationsCoverEveryKnownPartitionBeforeTheMigrationAndOnlyPendingRowsAfter() {
+        String registeredOnly = EmbeddedPostgresSupport.partition("reg");
+        old.touchPartition(registeredOnly, clock.get(), "e1");
+        PostgresServerStorage fresh = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::get);
+        PostgresBackfillPositions pos = new PostgresBackfillPositions(fresh, db);
+        pos.install();
+        Declarations d = new Declarations(List.of(new ColumnCopyProjection(NAME, 2, "tasks", "task_titles"),
+                new ColumnCopyProjection("for_v3", 3, "tasks", "task_titles")), 2, fresh, pos);
+        assertEquals(List.of(NAME), List.copyOf(d.names()), "a definition for another version is not declared");
+        List<CheckpointDeclaration> before = d.current();
+        assertTrue(before.contains(new CheckpointDeclaration(partition, NAME, 2)), "a partition with commits");
+        assertTrue(before.contains(new CheckpointDeclaration(registeredOnly, NAME, 2)), "a registered partition");
+        fresh.ensureSchema(v2, before);
+        assertEquals(2, fresh.readCheckpoints(registeredOnly).size() + fresh.readCheckpoints(partition).size());
+        assertEquals(before.size(), d.current().size(), "both still pending after the migration");
+        assertTrue(d.refusal().isEmpty(), "the declaring process serves");
+        Declarations none = new Declarations(List.of(), 2, fresh, pos);
+        assertTrue(none.refusal().orElseThrow().contains(NAME), "a process without the definition refuses");
+        assertThrows(IllegalArgumentException.class, () -> new Declarations(List.of(
+                new ColumnCopyProjection(NAME, 2, "tasks", "a"), new ColumnCopyProjection(NAME, 2, "tasks", "b")),
+                2, fresh, pos));
+    }
+
+    @Test
+    void aPartitionFirstSeenAfterTheMigrationGetsItsFenceRaised() {
+        migrate(10);
+        String late = EmbeddedPostgresSupport.partition("late");
+        storage.touchPartition(late, clock.get(), "e1");
+        assertEquals(1, positions.raiseRegistryFences(2));
+        assertEquals(0, positions.raiseRegistryFences(2), "never twice, never lowered");
+        StorageException fenced = assertThrows(StorageException.class, () -> old.inTransaction(late, tx -> {
+            tx.lockPartitionForPush();
+            return tx.appendCommit(new NewCommit("client-1", "x", "actor-1", 0, List.of()));
+        }));
+        assertEquals(StorageErrorCode.WRITER_FENCE_REJECTED, fenced.code());
+    }
+
+    @Test
+    void theOperatorReportShowsStatePositionRateAndEta() {
+        BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        BackfillRunner runner = migrate(def, 5);
+        clock.set(10_000);
+        runner.runBatch(partition, def);
+        clock.set(11_000);
+        runner.runBatch(partition, def);   // 10 of 25 rows in 1 s of pass time
+        List<Map<String, Object>> report = CheckpointReport.build(positions, declarations, clock::get);
+        assertEquals(1, report.size());
+        Map<String, Object> cp = report.get(0);
+        assertEquals(partition, cp.get("partition"));
+        assertEquals("backfilling", cp.get("state"));
+        assertEquals(10L, cp.get("observedRows"));
+        assertEquals(true, cp.get("declaredHere"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> pass = (Map<String, Object>) cp.get("pass");
+        assertEquals("full", pass.get("mode"));
+        assertEquals("0/t109", pass.get("position"));
+        assertEquals(10.0, pass.get("rowsPerSecond"));
+        assertEquals(25L, pass.get("rowsTotal"));
+        assertEquals(2L, pass.get("etaSeconds"), "15 rows left at 10 rows/s");
+        Declarations elsewhere = new Declarations(List.of(), 2, storage, positions);
+        Map<String, Object> seenElsewhere = CheckpointReport.build(positions, elsewhere, clock::get).get(0);
+        assertEquals(false, seenElsewhere.get("declaredHere"));
+        assertFalse(((Map<?, ?>) seenElsewhere.get("pass")).containsKey("etaSeconds"),
+                "no ETA where the sources are unknown");
+    }
+
+    @Test
+    void configuredDefinitionsParseAndRefuseMalformedEntries() {
+        List<BackfillDefinition> parsed = ColumnCopyProjection.parseAll(" a@2:tasks->titles , b@3:x->y");
+        assertEquals(List.of(new ColumnCopyProjection("a", 2, "tasks", "titles"),
+                new ColumnCopyProjection("b", 3, "x", "y")), parsed);
+        for (String bad : List.of("a:tasks->t", "a@x:tasks->t", "a@2:tasks", "@2:s->t", "a@2:s->", "a@0:s->t")) {
+            assertThrows(IllegalArgumentException.class, () -> ColumnCopyProjection.parseAll(bad), bad);
+        }
+        assertTrue(ColumnCopyProjection.parseAll("").isEmpty());
+        assertFalse(ColumnCopyProjection.parseAll("n@1:s->t").isEmpty());
+    }
+}
