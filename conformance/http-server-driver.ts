@@ -82,8 +82,14 @@ class HttpServerInstance implements ServerInstance {
     const url = `${BASE.replace(/^http/, 'ws')}/realtime?clientId=${encodeURIComponent(clientId)}&actor=${encodeURIComponent(actorId)}`;
     const socket = new WebSocket(url);
     socket.binaryType = 'arraybuffer';
+    // The connection counts as attached once the server's hello (its first message, §8.1) has arrived: the in-process
+    // reference driver delivers it during connect, and scenarios read it right after connecting.
     const opened = await new Promise<{ ok: true } | { ok: false; error: DriverError }>((resolve) => {
-      socket.onopen = () => resolve({ ok: true });
+      socket.onmessage = (event) => {
+        if (typeof event.data === 'string') sink.onText(event.data);
+        else sink.onBinary(new Uint8Array(event.data as ArrayBuffer));
+        resolve({ ok: true });
+      };
       socket.onclose = (event) =>
         resolve({
           ok: false,
@@ -92,10 +98,6 @@ class HttpServerInstance implements ServerInstance {
       socket.onerror = () => undefined; // the close event carries the outcome
     });
     if (!opened.ok) return opened;
-    socket.onmessage = (event) => {
-      if (typeof event.data === 'string') sink.onText(event.data);
-      else sink.onBinary(new Uint8Array(event.data as ArrayBuffer));
-    };
     socket.onclose = () => sink.onClose?.();
     return {
       ok: true,

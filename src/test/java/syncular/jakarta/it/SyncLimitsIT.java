@@ -222,9 +222,11 @@ class SyncLimitsIT extends DatabaseIsolation {
     void gzipRoundTripAndTheRequestCapCountsDecodedBytes() throws Exception {
         String list = "gzip-" + UUID.randomUUID();
         SyncTestClient c = new SyncTestClient(base.toURI(), "client-" + list, list);
+        // push and pull the row back, so the response is above the 1 KiB below which bodies go out uncompressed
         byte[] plain = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(c.clientId, 1),
                 new PushCommit("gz", List.of(PushCommit.Operation.upsert("todos", "g1", null,
-                        SyncTestClient.todo("g1", list, "z".repeat(8000), false, 1)))))));
+                        SyncTestClient.todo("g1", list, "z".repeat(8000), false, 1)))),
+                new syncular.jakarta.wire.PullHeader(0, 0, 0, 1), c.subscription())));
         HttpResponse<byte[]> ok = c.post(plain, true);
         assertEquals(200, ok.statusCode());
         assertEquals("gzip", ok.headers().firstValue("Content-Encoding").orElse(""), "a gzip response when accepted");
