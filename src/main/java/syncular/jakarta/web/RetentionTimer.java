@@ -18,7 +18,8 @@ import java.lang.System.Logger.Level;
 import syncular.jakarta.storage.PartitionRegistryEntry;
 
 /**
- * Prunes every partition's commit log on a schedule (SPEC §4.6, {@code syncular.retention.*}). Every node ticks;
+ * Prunes every partition's commit log and sweeps expired segments on a schedule (SPEC §4.6, §5.1,
+ * {@code syncular.retention.*}). Every node ticks;
  * pruning is idempotent and epoch-checked, so concurrent nodes at worst repeat work. Not persistent: each node
  * schedules its own tick at start.
  */
@@ -52,6 +53,12 @@ public class RetentionTimer {
     @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED) // each prune runs its own transaction
     void tick() {
         runtime.parts().ifPresent(parts -> {
+            try {
+                int swept = parts.segments().sweepExpired(parts.clock().nowMs());
+                if (swept > 0) LOG.log(Level.DEBUG, "swept {0} expired segment(s)", swept);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "sweeping expired segments failed; the next tick retries", e);
+            }
             for (PartitionRegistryEntry p : parts.storage().listPartitionRegistry()) {
                 try {
                     long horizon = settings.policy().prune(parts.storage(), p.partition(), parts.clock().nowMs());

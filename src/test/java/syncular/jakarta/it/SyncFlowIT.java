@@ -43,7 +43,8 @@ class SyncFlowIT extends DatabaseIsolation {
                 "syncular.auth.mode", "fixed",
                 "syncular.auth.fixed.actor", "it-user",
                 "syncular.auth.fixed.partition", "it-syncflow",
-                "syncular.auth.fixed.allowed-scopes", "*"));
+                "syncular.auth.fixed.allowed-scopes", "*",
+                "syncular.cors.allowed-origins", "https://app.example"));
     }
 
     @ArquillianResource
@@ -165,6 +166,30 @@ class SyncFlowIT extends DatabaseIsolation {
         } catch (AssertionError e) {
             assertTrue(e.getMessage().contains("HTTP 400") && e.getMessage().contains("sync.unknown_table"), e.getMessage());
         }
+    }
+
+    @Test
+    void browsersOnAnAllowedOriginGetCorsHeadersAndOthersNone() throws Exception {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.URI sync = base.toURI().resolve("sync");
+        HttpResponse<String> preflight = http.send(java.net.http.HttpRequest.newBuilder(sync)
+                .method("OPTIONS", java.net.http.HttpRequest.BodyPublishers.noBody())
+                .header("Origin", "https://app.example").header("Access-Control-Request-Method", "POST")
+                .header("Access-Control-Request-Headers", "authorization, content-type").build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(204, preflight.statusCode());
+        assertEquals("https://app.example", preflight.headers().firstValue("Access-Control-Allow-Origin").orElse(""));
+        String allowed = preflight.headers().firstValue("Access-Control-Allow-Headers").orElse("");
+        assertTrue(allowed.contains("Authorization") && allowed.contains("Content-Type")
+                && allowed.contains("X-Syncular-Scopes"), allowed);
+        HttpResponse<String> post = http.send(java.net.http.HttpRequest.newBuilder(sync)
+                .header("Origin", "https://app.example").header("Content-Type", "text/plain")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals("https://app.example", post.headers().firstValue("Access-Control-Allow-Origin").orElse(""));
+        HttpResponse<String> other = http.send(java.net.http.HttpRequest.newBuilder(sync)
+                .header("Origin", "https://evil.example").header("Content-Type", "text/plain")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
+        assertTrue(other.headers().firstValue("Access-Control-Allow-Origin").isEmpty());
     }
 
     static List<PushResult> pushResults(ResponseMessage m) {
