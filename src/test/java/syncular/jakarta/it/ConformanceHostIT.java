@@ -285,21 +285,11 @@ class ConformanceHostIT extends DatabaseIsolation {
     }
 
     private HttpResponse<String> control(String method, String path, String body) throws IOException, InterruptedException {
-        URI uri;
-        try {
-            uri = base.toURI().resolve("__conformance/" + path);
-        } catch (java.net.URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri).header("Content-Type", "application/json");
-        b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return It.conformance(base, method, path, body);
     }
 
     private static void assertJson(HttpResponse<String> r, String expected) {
-        assertEquals(200, r.statusCode(), r.body());
-        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
-        assertEquals(expected, r.body());
+        It.assertJson(r, expected);
     }
 
     static List<ResponseFrame> frames(ResponseMessage m) { return m.frames(); }

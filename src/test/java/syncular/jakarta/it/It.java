@@ -111,6 +111,28 @@ public final class It {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /** A call to the conformance control plane ({@code /__conformance/<path>}) of the deployment at {@code base}. */
+    public static HttpResponse<String> conformance(java.net.URL base, String method, String path, String body)
+            throws IOException, InterruptedException {
+        URI uri;
+        try {
+            uri = base.toURI().resolve("__conformance/" + path);
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri).header("Content-Type", "application/json");
+        b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A control-plane reply: 200, JSON, exactly this body. */
+    public static void assertJson(HttpResponse<String> r, String expected) {
+        org.junit.jupiter.api.Assertions.assertEquals(200, r.statusCode(), r.body());
+        org.junit.jupiter.api.Assertions.assertTrue(
+                r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+        org.junit.jupiter.api.Assertions.assertEquals(expected, r.body());
+    }
+
     /** Polls until the response satisfies {@code done}, failing with the last response after {@code timeout}. */
     public static HttpResponse<String> await(URI uri, Predicate<HttpResponse<String>> done, Duration timeout)
             throws IOException, InterruptedException {
