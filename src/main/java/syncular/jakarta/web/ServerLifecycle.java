@@ -43,8 +43,16 @@ import syncular.jakarta.storage.StorageException;
         initialPoolSize = 0,
         minPoolSize = 0,
         maxPoolSize = 32,
-        // a dead database must not hold a request or the readiness probe for the driver's default timeout
-        properties = {"connectTimeout=5", "ApplicationName=syncular"})
+        properties = {
+            // a dead database must not hold a request or the readiness probe for the driver's default timeout
+            "connectTimeout=5", "ApplicationName=syncular",
+            // Payara: validate a connection before handing it out, and on a failed validation drop every pooled
+            // connection (a restarted or failed-over database killed them all); without this the pool kept
+            // handing out terminated connections. WildFly ignores these (logged once) and is covered in jboss-web.xml.
+            "fish.payara.is-connection-validation-required=true",
+            "fish.payara.connection-validation-method=custom-validation",
+            "fish.payara.validation-classname=org.glassfish.api.jdbc.validation.PostgresConnectionValidation",
+            "fish.payara.fail-all-connections=true"})
 @Singleton
 @Startup
 @ConcurrencyManagement(ConcurrencyManagementType.BEAN) // state lives in Readiness; ticks never overlap a deploy
