@@ -42,6 +42,8 @@ public final class RealtimeSession {
     static final int PROTOCOL_ERROR = 1002;
     /** Response chunks on the socket (§8.7 leaves the split to the server). */
     static final int ROUND_CHUNK_BYTES = 64 * 1024;
+    /** How long a round's END waits for the commit feed to bring back the round's own commits (see round()). */
+    static final long OWN_COMMIT_WAIT_MS = 250;
 
     final String sessionId = UUID.randomUUID().toString();
     final Identity identity;
@@ -183,6 +185,7 @@ public final class RealtimeSession {
             SyncHandler.Handled handled = handler.handle(identity, request);
             response = ResponseEncoder.encode(handled.response());
             registrationChanges = request.pullHeader().isPresent() && !endsWithError(handled.response());
+            awaitOwnCommits(handled.appliedCommitSeqs());
         } catch (RuntimeException e) {
             response = errorResponse(e, wire);
         }
@@ -201,6 +204,33 @@ public final class RealtimeSession {
             outbox.offerRound(chunks.get(chunks.size() - 1));
         }
         if (registrationChanges) hub.refreshRegistrations(this);
+    }
+
+    /**
+     * §8.7 interleaving: a commit that reaches this connection while its round is in flight takes the §8.2
+     * suppression path (a {@code catchup-required} wake, deltas paused until an ack covers it). The round's own push
+     * commits always happen during the round, but the commit feed (LISTEN/NOTIFY) brings them back asynchronously, so
+     * without this they could arrive just after END and go out as a standalone delta of the client's own write. The
+     * round therefore holds its END until the feed has shown this session every commit the round applied (bounded:
+     * a feed that is down or slow costs at most {@link #OWN_COMMIT_WAIT_MS}, and its catch-up wakes the session
+     * anyway). Only when the session has registrations: otherwise nothing could be fanned out to it.
+     */
+    private void awaitOwnCommits(List<Long> applied) {
+        if (applied.isEmpty()) return;
+        long own = java.util.Collections.max(applied);
+        long deadline = System.nanoTime() + OWN_COMMIT_WAIT_MS * 1_000_000;
+        synchronized (this) {
+            while (!closed && !registrations.isEmpty() && lastKnownSeq < own) {
+                long left = (deadline - System.nanoTime()) / 1_000_000;
+                if (left <= 0) return;
+                try {
+                    wait(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
     }
 
     private static boolean endsWithError(ResponseMessage response) {
@@ -242,6 +272,7 @@ public final class RealtimeSession {
         synchronized (this) {
             if (closed) return;
             lastKnownSeq = Math.max(lastKnownSeq, commit.commitSeq());
+            notifyAll();   // a round waiting for its own commits (awaitOwnCommits)
             if (commit.commitSeq() <= cursor) return;   // the client already has it (pulled or acked)
             frames = sections(commit);
             if (frames == null) return;
@@ -294,9 +325,10 @@ public final class RealtimeSession {
     /** Commits up to {@code throughSeq} went by unseen (a gap of the feed): the client must pull. */
     void missed(long throughSeq, long nowMs) {
         synchronized (this) {
-            if (closed || registrations.isEmpty()) return;
+            if (closed) return;
             lastKnownSeq = Math.max(lastKnownSeq, throughSeq);
-            if (cursor >= throughSeq) return;
+            notifyAll();   // a round waiting for its own commits (awaitOwnCommits)
+            if (registrations.isEmpty() || cursor >= throughSeq) return;
             wake(RealtimeControl.WakeReason.CATCHUP_REQUIRED, nowMs);
         }
     }

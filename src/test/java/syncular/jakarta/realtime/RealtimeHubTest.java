@@ -227,6 +227,44 @@ class RealtimeHubTest {
                 "a failed round leaves registrations unchanged");
     }
 
+    @Test
+    void aRoundsOwnCommitWakesBeforeItsEndAndDeltasResumeAfterTheAck() throws Exception {
+        Node n = nodes.get(0);
+        n.handler.handle(actor, pull("own", "p1", -1));
+        Recorder socket = new Recorder();
+        RealtimeSession session = n.hub.connect(actor, "own", socket);
+        socket.nextText();
+        // a round that pushes into the registered scope and pulls it: the commit happens during the round, and the
+        // feed brings it back asynchronously — it must still take the in-round path (§8.7 interleaving), before END
+        PushCommit commit = new PushCommit("own-c1", List.of(PushCommit.Operation.upsert("tasks", "o1", null,
+                TestSchemas.taskPayload(schema, "o1", "p1", "own write", false))));
+        List<RequestFrame> frames = new ArrayList<>(pull("own", "p1", 0).frames());
+        frames.add(1, commit);
+        session.onBinary(tagged(new RequestMessage(1, frames)));
+        // the notification of that commit arrives 100 ms after it: a slow LISTEN connection, deterministic here
+        n.feed.close();
+        n.feedThread.join(5_000);
+        Thread late = new Thread(() -> {
+            sleep(100);
+            n.hub.committed(partition, n.storage.getMaxCommitSeq(partition));
+        });
+        late.start();
+        n.runRounds();
+        late.join();
+        assertTrue(socket.nextText().contains("\"reason\":\"catchup-required\""),
+                "the round's own commit degrades to a wake, sent before the round's END");
+        ResponseMessage round = socket.nextBinary(0x01);
+        long own = round.frames().stream().filter(syncular.jakarta.wire.PushResult.class::isInstance)
+                .map(f -> ((syncular.jakarta.wire.PushResult) f).commitSeq()).findFirst().orElseThrow();
+        assertNull(socket.sent.poll(300, TimeUnit.MILLISECONDS), "no standalone delta of the client's own write");
+
+        session.onText("{\"type\":\"ack\",\"cursor\":" + own + "}");   // the post-round ack lifts suppression
+        long next = push(n, "writer", "o2", "p1");
+        n.hub.committed(partition, next);
+        ResponseMessage delta = socket.nextBinary(0x00);
+        assertEquals(next, assertInstanceOf(CommitFrame.class, delta.frames().get(2)).commitSeq());
+    }
+
     /** A socket whose sends never complete: a client that stopped reading. */
     static final class Stuck implements SocketChannel {
         final List<Object> started = new ArrayList<>();
