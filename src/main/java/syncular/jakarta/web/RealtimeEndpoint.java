@@ -65,9 +65,13 @@ public class RealtimeEndpoint {
             }
         };
         String clientId = credentials.queryParameter("clientId").orElse("");
+        // the slot exists before the hello is sent: a client may answer the hello at once, and the container may
+        // deliver that message on another thread before connect() has returned here
+        Slot<RealtimeSession> slot = new Slot<>(() -> close(socket, CloseReason.CloseCodes.PROTOCOL_ERROR,
+                "too many messages before the hello"), RealtimeSession::closed);
+        socket.getUserProperties().put(SESSION, slot);
         try {
-            RealtimeSession session = service.connect(credentials, clientId, new Channel(socket));
-            socket.getUserProperties().put(SESSION, session);
+            slot.attach(service.connect(credentials, clientId, new Channel(socket)));
         } catch (SyncException e) {
             close(socket, CloseReason.CloseCodes.VIOLATED_POLICY, e.code().wire());
         } catch (RuntimeException e) {
@@ -79,13 +83,13 @@ public class RealtimeEndpoint {
     @OnMessage
     public void text(Session socket, String text) {
         if (tooBig(socket, text.length())) return;
-        session(socket).ifPresent(s -> s.onText(text));
+        slot(socket).ifPresent(s -> s.dispatch(session -> session.onText(text)));
     }
 
     @OnMessage
     public void binary(Session socket, byte[] frame) {
         if (tooBig(socket, frame.length)) return;
-        session(socket).ifPresent(s -> s.onBinary(frame));
+        slot(socket).ifPresent(s -> s.dispatch(session -> session.onBinary(frame)));
     }
 
     /**
@@ -95,7 +99,7 @@ public class RealtimeEndpoint {
     private static boolean tooBig(Session socket, int length) {
         Object max = socket.getUserProperties().get(MAX_BYTES);
         if (max instanceof Integer m && length > m) {
-            session(socket).ifPresent(RealtimeSession::closed);
+            slot(socket).ifPresent(Slot::closed);
             close(socket, CloseReason.CloseCodes.TOO_BIG, "message too big");
             return true;
         }
@@ -104,7 +108,7 @@ public class RealtimeEndpoint {
 
     @OnClose
     public void closed(Session socket, CloseReason reason) {
-        session(socket).ifPresent(RealtimeSession::closed);
+        slot(socket).ifPresent(Slot::closed);
     }
 
     @OnError
@@ -113,8 +117,55 @@ public class RealtimeEndpoint {
         LOG.log(Level.DEBUG, "realtime socket error", failure);
     }
 
-    private static Optional<RealtimeSession> session(Session socket) {
-        return Optional.ofNullable((RealtimeSession) socket.getUserProperties().get(SESSION));
+    @SuppressWarnings("unchecked")
+    private static Optional<Slot<RealtimeSession>> slot(Session socket) {
+        return Optional.ofNullable((Slot<RealtimeSession>) socket.getUserProperties().get(SESSION));
+    }
+
+    /**
+     * The socket's session once authentication and the hello are done; messages that arrive before that are kept
+     * in order and handed over when the session attaches (processed, never dropped). Bounded: a client that sends
+     * more than {@link #EARLY_MESSAGES} messages before its hello can have arrived is broken and is closed.
+     */
+    static final class Slot<S> {
+        static final int EARLY_MESSAGES = 64;
+        private final Runnable overflow;
+        private final Consumer<S> onClosed;
+        private S session;
+        private java.util.ArrayDeque<Consumer<S>> early = new java.util.ArrayDeque<>();
+        private boolean closed;
+
+        Slot(Runnable overflow, Consumer<S> onClosed) {
+            this.overflow = overflow;
+            this.onClosed = onClosed;
+        }
+
+        synchronized void attach(S attached) {
+            if (closed) {
+                onClosed.accept(attached);
+                return;
+            }
+            for (Consumer<S> message : early) message.accept(attached);
+            early = null;
+            session = attached;
+        }
+
+        synchronized void dispatch(Consumer<S> message) {
+            if (closed) return;
+            if (session != null) {
+                message.accept(session);
+            } else if (early.size() < EARLY_MESSAGES) {
+                early.add(message);
+            } else {
+                closed = true;
+                overflow.run();
+            }
+        }
+
+        synchronized void closed() {
+            closed = true;
+            if (session != null) onClosed.accept(session);
+        }
     }
 
     static void close(Session socket, CloseReason.CloseCode code, String reason) {

@@ -106,7 +106,10 @@ public final class DevServer {
     }
 
     private boolean awaitReady(URI ready) throws InterruptedException {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        // HTTP/1.1: the JDK client's default h2c upgrade, tried while Grizzly is still starting, once left every
+        // probe of a run timing out for the whole five minutes although the server answered curl at once
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2)).build();
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         String last = "no answer";
         while (System.nanoTime() < deadline && micro.isAlive()) {

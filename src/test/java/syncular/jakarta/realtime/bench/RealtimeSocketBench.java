@@ -1,0 +1,236 @@
+package syncular.jakarta.realtime.bench;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import syncular.jakarta.wire.ColumnDescriptor;
+import syncular.jakarta.wire.CommitFrame;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.PushResult;
+import syncular.jakarta.wire.RealtimeControl;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestEncoder;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseDecoder;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.RowCodec;
+import syncular.jakarta.wire.SubEnd;
+import syncular.jakarta.wire.Subscription;
+import syncular.jakarta.wire.TypeTag;
+
+/**
+ * Commit-to-delta latency through real WebSockets (issue #8 benchmark; NOT a test). N {@code java.net.http}
+ * WebSocket clients connect to {@code /realtime} of one server, each registers a subscription on one shared list by a
+ * socket round (§8.7) and acks its cursor (the post-round ack, §8.2); then C one-row commits are pushed over HTTP to a
+ * (possibly different) server, one every {@code interval} ms. t0 = just before each push is sent; t1 = when a socket
+ * has received the whole delta message carrying that commitSeq. One latency per (socket, commit); every socket must
+ * receive every commit, or the run reports what was missing. Also reports the server's memory per idle registered
+ * connection (VmRSS and, after a forced GC through {@code jcmd}, heap used; before the sockets → after).
+ *
+ * <p>Against servers with fixed auth and the demo schema (the {@code mvn -Prun} default): {@code java -cp
+ * target/test-classes:target/classes syncular.jakarta.realtime.bench.RealtimeSocketBench <push base> <socket base>
+ * <sockets> [commits] [interval ms]}.
+ */
+public final class RealtimeSocketBench {
+    private static final List<ColumnDescriptor> TODOS = List.of(
+            new ColumnDescriptor("id", TypeTag.STRING, false), new ColumnDescriptor("list_id", TypeTag.STRING, false),
+            new ColumnDescriptor("title", TypeTag.STRING, false), new ColumnDescriptor("done", TypeTag.BOOLEAN, false),
+            new ColumnDescriptor("position", TypeTag.INTEGER, false),
+            new ColumnDescriptor("updated_at_ms", TypeTag.INTEGER, false));
+
+    private RealtimeSocketBench() { }
+
+    /** One client socket: hello, its round's response, then the arrival time of every delta by commitSeq. */
+    static final class Client implements WebSocket.Listener {
+        final CompletableFuture<String> hello = new CompletableFuture<>();
+        final CompletableFuture<byte[]> round = new CompletableFuture<>();
+        final Map<Long, Long> arrivals = new ConcurrentHashMap<>();
+        final AtomicInteger wakes = new AtomicInteger();
+        private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
+        private final StringBuilder text = new StringBuilder();
+        WebSocket ws;
+
+        @Override
+        public CompletionStage<?> onText(WebSocket socket, CharSequence data, boolean last) {
+            text.append(data);
+            if (last) {
+                String m = text.toString();
+                text.setLength(0);
+                if (m.contains("\"hello\"")) hello.complete(m);
+                else if (m.contains("\"sync\"")) wakes.incrementAndGet();
+            }
+            socket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket socket, ByteBuffer data, boolean last) {
+            byte[] b = new byte[data.remaining()];
+            data.get(b);
+            binary.write(b, 0, b.length);
+            if (last) {
+                long now = System.nanoTime();
+                byte[] message = binary.toByteArray();
+                binary.reset();
+                if (message[0] == RealtimeControl.TAG_ROUND) {
+                    round.complete(Arrays.copyOfRange(message, 1, message.length));
+                } else {
+                    ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(message, 1, message.length));
+                    for (ResponseFrame f : delta.frames()) {
+                        if (f instanceof CommitFrame c) arrivals.putIfAbsent(c.commitSeq(), now);
+                    }
+                }
+            }
+            socket.request(1);
+            return null;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        URI pushBase = URI.create(args[0]);
+        URI socketBase = URI.create(args[1]);
+        int sockets = Integer.parseInt(args[2]);
+        int commits = args.length > 3 ? Integer.parseInt(args[3]) : 100;
+        int interval = args.length > 4 ? Integer.parseInt(args[4]) : 20;
+        String list = "rt-" + Long.toHexString(System.nanoTime());
+        Map<String, List<String>> scope = Map.of("list_id", List.of(list));
+        Optional<ProcessHandle> socketServer = serverOn(socketBase.getPort());
+
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(10)).build();
+        long[] before = memory(socketServer);
+        List<Client> clients = new ArrayList<>();
+        long connectStart = System.nanoTime();
+        for (int i = 0; i < sockets; i++) {
+            Client c = new Client();
+            String clientId = list + "-c" + i;
+            URI uri = URI.create(socketBase.toString().replaceFirst("^http", "ws") + "realtime?clientId=" + clientId);
+            c.ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(30)).buildAsync(uri, c)
+                    .get(60, TimeUnit.SECONDS);
+            c.hello.get(30, TimeUnit.SECONDS);
+            byte[] request = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(clientId, 1),
+                    new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS),
+                    new Subscription("s", "todos", scope, null, -1, null))));
+            ByteBuffer tagged = ByteBuffer.allocate(request.length + 1);
+            tagged.put((byte) RealtimeControl.TAG_ROUND).put(request).flip();
+            c.ws.sendBinary(tagged, true).get(30, TimeUnit.SECONDS);
+            ResponseMessage response = ResponseDecoder.decode(c.round.get(60, TimeUnit.SECONDS));
+            long cursor = response.frames().stream().filter(SubEnd.class::isInstance)
+                    .mapToLong(f -> ((SubEnd) f).nextCursor()).findFirst().orElseThrow();
+            c.ws.sendText("{\"type\":\"ack\",\"cursor\":" + cursor + "}", true).get(30, TimeUnit.SECONDS);
+            clients.add(c);
+        }
+        double connectSeconds = (System.nanoTime() - connectStart) / 1e9;
+        Thread.sleep(2000);   // acks persisted, registrations settled
+        long[] after = memory(socketServer);
+
+        Map<Long, Long> sentAt = new ConcurrentHashMap<>();
+        for (int n = 0; n < commits; n++) {
+            String id = list + "-row-" + n;
+            byte[] body = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(list + "-writer", 1),
+                    new PushCommit(list + "-w" + n, List.of(PushCommit.Operation.upsert("todos", id, null,
+                            RowCodec.encode(TODOS, new Object[] {id, list, "realtime " + n, false, (long) n,
+                                    1_700_000_000_000L})))))));
+            long t0 = System.nanoTime();
+            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(pushBase.resolve("sync"))
+                    .header("Content-Type", "application/vnd.syncular.sync.v2")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) throw new IllegalStateException("push: HTTP " + r.statusCode());
+            PushResult p = (PushResult) ResponseDecoder.decode(r.body()).frames().stream()
+                    .filter(PushResult.class::isInstance).findFirst().orElseThrow();
+            if (p.status() != PushResult.Status.APPLIED) throw new IllegalStateException("push " + p.status());
+            sentAt.put(p.commitSeq(), t0);
+            long next = t0 + interval * 1_000_000L;
+            while (System.nanoTime() < next) Thread.sleep(1);
+        }
+        // let the last deltas arrive
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline && clients.stream().anyMatch(c -> !c.arrivals.keySet()
+                .containsAll(sentAt.keySet()))) {
+            Thread.sleep(50);
+        }
+
+        long[] latencies = new long[sockets * commits];
+        int n = 0;
+        int missing = 0;
+        for (Client c : clients) {
+            for (Map.Entry<Long, Long> sent : sentAt.entrySet()) {
+                Long arrived = c.arrivals.get(sent.getKey());
+                if (arrived == null) missing++;
+                else latencies[n++] = arrived - sent.getValue();
+            }
+        }
+        long[] got = Arrays.copyOf(latencies, n);
+        Arrays.sort(got);
+        int wakes = clients.stream().mapToInt(c -> c.wakes.get()).sum();
+        System.out.printf("sockets %d (connected and registered in %.1f s), commits %d every %d ms, push → %s, "
+                + "sockets on %s%n", sockets, connectSeconds, commits, interval, pushBase, socketBase);
+        System.out.printf("deltas %,d  missing %d  wakes %d  p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms%n",
+                got.length, missing, wakes, pct(got, 0.50), pct(got, 0.95), pct(got, 0.99),
+                got.length == 0 ? 0 : got[got.length - 1] / 1e6);
+        if (socketServer.isPresent()) {
+            System.out.printf("socket server memory: RSS %d → %d MiB (%.1f KiB per connection), heap used after GC "
+                    + "%d → %d MiB (%.1f KiB per connection)%n", before[0] / 1024, after[0] / 1024,
+                    (after[0] - before[0]) / (double) sockets, before[1] / 1024, after[1] / 1024,
+                    (after[1] - before[1]) / (double) sockets);
+        }
+        for (Client c : clients) c.ws.sendClose(WebSocket.NORMAL_CLOSURE, "bench done");
+        Thread.sleep(500);
+    }
+
+    private static double pct(long[] sorted, double p) {
+        if (sorted.length == 0) return 0;
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
+    }
+
+    private static Optional<ProcessHandle> serverOn(int port) {
+        return ProcessHandle.allProcesses().filter(p -> p.info().commandLine()
+                .map(c -> c.contains("payara-micro") && c.contains("--port " + port)).orElse(false)).findFirst();
+    }
+
+    /** {VmRSS KiB, heap used KiB after a full GC}, or zeros when the server is not a local process. */
+    private static long[] memory(Optional<ProcessHandle> server) throws IOException, InterruptedException {
+        if (server.isEmpty()) return new long[] {0, 0};
+        long pid = server.get().pid();
+        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+        run(jcmd, String.valueOf(pid), "GC.run");
+        long heap = 0;
+        for (String line : run(jcmd, String.valueOf(pid), "GC.heap_info").split("\n")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("total \\d+K, used (\\d+)K").matcher(line);
+            if (m.find()) heap += Long.parseLong(m.group(1));
+        }
+        long rss = 0;
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (line.startsWith("VmRSS:")) rss = Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+        return new long[] {rss, heap};
+    }
+
+    private static String run(String... command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(60, TimeUnit.SECONDS);
+        return out;
+    }
+}
