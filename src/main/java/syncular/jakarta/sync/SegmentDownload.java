@@ -4,11 +4,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.PartitionRegistryEntry;
 import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.ServerStorage;
@@ -18,7 +20,9 @@ import syncular.jakarta.wire.Json;
 
 /**
  * {@code GET /segments/{id}} (SPEC §5.5, REF segment-download.ts, seeds/002 publications): every request is
- * re-authorized from {@code X-Syncular-Scopes}. A segment published under another partition or log epoch is
+ * re-authorized from {@code X-Syncular-Scopes}, after the serve gate (RFC 0007: across a migration this process
+ * refuses with 503 {@code sync.schema_not_ready} here as on {@code POST /sync}, with the same declaration set). A
+ * segment published under another partition or log epoch is
  * {@code sync.not_found}; one whose publications all expired is {@code sync.segment_expired}; a revoked grant, a
  * failing resolver or a digest that matches no live publication is {@code sync.forbidden}.
  */
@@ -28,14 +32,16 @@ public final class SegmentDownload {
     private final ScopeResolver resolver;
     private final Clock clock;
     private final CompiledSchema schema;
+    private final Supplier<List<CheckpointDeclaration>> declarations;
 
     public SegmentDownload(ServerStorage storage, SegmentStore segments, ScopeResolver resolver, Clock clock,
-                           CompiledSchema schema) {
+                           CompiledSchema schema, Supplier<List<CheckpointDeclaration>> declarations) {
         this.storage = storage;
         this.segments = segments;
         this.resolver = resolver;
         this.clock = clock;
         this.schema = schema;
+        this.declarations = declarations;
     }
 
     /** The bytes to send, after every check; the caller adds the §5.5 headers. */
@@ -43,6 +49,8 @@ public final class SegmentDownload {
         long now = clock.nowMs();
         PartitionRegistryEntry registry = storage.touchPartition(identity.partition(), now,
                 java.util.UUID.randomUUID().toString());
+        ServeGatePolicy.enforce(storage.readServeGate(identity.partition(), schema.version()), schema.version(),
+                declarations.get());
         List<SegmentStore.Publication> pubs = segments.publications(segmentId, identity.partition(), registry.logEpoch());
         if (pubs.isEmpty()) throw new SyncException(ErrorCode.SYNC_NOT_FOUND, "unknown segment (§5.5)");
         if (pubs.stream().noneMatch(p -> p.liveAt(now))) {

@@ -110,7 +110,8 @@ public class SyncRuntime {
         SyncHandler handler = new SyncHandler(storage, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
-                new SegmentDownload(storage, segments, resolver, clock, schema), declarations, positions);
+                new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
+                positions);
         parts = started;
         refreshServeGate();
         return started;

@@ -227,6 +227,10 @@ class RollingUpgradeMigrationIT extends DatabaseIsolation {
         assertTrue(r.body().contains("\"code\":\"sync.schema_not_ready\""), r.body());
         assertTrue(r.body().contains("\"details\":{\"partition\":\"" + PARTITION + "\",\"projection\":\"" + NAME
                 + "\"}"), r.body());
+        HttpResponse<String> segment = It.get(It.base("upgrade-plain").resolve("segments/any-segment-id"),
+                "X-Syncular-Scopes", "{\"list_id\":[\"l1\"]}");
+        assertEquals(503, segment.statusCode(), "a segment download meets the same gate: " + segment.body());
+        assertTrue(segment.body().contains("\"projection\":\"" + NAME + "\""), segment.body());
         HttpResponse<String> ready = It.get(It.base("upgrade-plain").resolve("health/ready"));
         assertEquals(503, ready.statusCode(), ready.body());
         assertTrue(ready.body().contains(NAME), ready.body());
@@ -239,6 +243,10 @@ class RollingUpgradeMigrationIT extends DatabaseIsolation {
         HttpResponse<String> r = round("upgrade-v1");
         assertEquals(503, r.statusCode(), r.body());
         assertTrue(r.body().contains("\"details\":{\"storedSchemaVersion\":2,\"runningSchemaVersion\":1}"), r.body());
+        HttpResponse<String> segment = It.get(It.base("upgrade-v1").resolve("segments/any-segment-id"),
+                "X-Syncular-Scopes", "{\"list_id\":[\"l1\"]}");
+        assertEquals(503, segment.statusCode(), segment.body());
+        assertTrue(segment.body().contains("\"storedSchemaVersion\":2"), segment.body());
         It.await(It.base("upgrade-v1").resolve("health/ready"), x -> x.statusCode() == 503, Duration.ofSeconds(30));
     }
 

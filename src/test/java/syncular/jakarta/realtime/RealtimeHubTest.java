@@ -241,12 +241,16 @@ class RealtimeHubTest {
         List<RequestFrame> frames = new ArrayList<>(pull("own", "p1", 0).frames());
         frames.add(1, commit);
         session.onBinary(tagged(new RequestMessage(1, frames)));
-        // the notification of that commit arrives 100 ms after it: a slow LISTEN connection, deterministic here
+        // the notification of that commit arrives 50 ms after it was committed: a slow LISTEN connection,
+        // deterministic here (the round's handler is past its commit by then and the round would end without waiting)
         n.feed.close();
         n.feedThread.join(5_000);
+        long before = n.storage.getMaxCommitSeq(partition);
         Thread late = new Thread(() -> {
-            sleep(100);
-            n.hub.committed(partition, n.storage.getMaxCommitSeq(partition));
+            long seq;
+            while ((seq = n.storage.getMaxCommitSeq(partition)) == before) sleep(2);
+            sleep(50);
+            n.hub.committed(partition, seq);
         });
         late.start();
         n.runRounds();

@@ -107,10 +107,28 @@ public final class PostgresServerStorage implements ServerStorage {
 
     // --------------------------------------------------------------- partitions
 
+    /**
+     * The registry touch; a partition seen for the first time after a migration that declared checkpoints for the
+     * running version gets its writer fence raised to that version in the same statement (RFC 0007: the migration
+     * fenced every partition it knew; one first seen later must not be open to an old writer). {@code xmax = 0}
+     * marks the row this statement inserted rather than updated. Without such a migration nothing is fenced
+     * (pre-RFC behaviour).
+     */
     static final String TOUCH_PARTITION = """
-            INSERT INTO sync_partition_registry(partition, log_epoch, last_authenticated_at_ms) VALUES (?, ?, ?)
-            ON CONFLICT (partition) DO UPDATE SET last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms
-            RETURNING log_epoch, epoch_required, last_authenticated_at_ms""";
+            WITH touched AS (
+              INSERT INTO sync_partition_registry(partition, log_epoch, last_authenticated_at_ms) VALUES (?, ?, ?)
+              ON CONFLICT (partition) DO UPDATE SET last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms
+              RETURNING partition, log_epoch, epoch_required, last_authenticated_at_ms, (xmax = 0) AS inserted
+            ), fenced AS (
+              INSERT INTO sync_writer_fence(partition, required_writer_version)
+              SELECT t.partition, ? FROM touched t
+               WHERE t.inserted AND ? > 0
+                 AND EXISTS (SELECT 1 FROM sync_backfill_checkpoints c WHERE c.schema_version = ?)
+              ON CONFLICT (partition) DO UPDATE
+                SET required_writer_version = GREATEST(sync_writer_fence.required_writer_version,
+                                                       EXCLUDED.required_writer_version)
+            )
+            SELECT log_epoch, epoch_required, last_authenticated_at_ms FROM touched""";
     static final String ROTATE_EPOCH = """
             INSERT INTO sync_partition_registry(partition, log_epoch, epoch_required, last_authenticated_at_ms)
             VALUES (?, ?, TRUE, ?)
@@ -126,6 +144,10 @@ public final class PostgresServerStorage implements ServerStorage {
                 ps.setString(1, partition);
                 ps.setString(2, initialLogEpoch);
                 ps.setLong(3, authenticatedAtMs);
+                int running = writerVersion();
+                ps.setInt(4, running);
+                ps.setInt(5, running);
+                ps.setInt(6, running);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     return new PartitionRegistryEntry(partition, rs.getString(1), rs.getBoolean(2), rs.getLong(3));

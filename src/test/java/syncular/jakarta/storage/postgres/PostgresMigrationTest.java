@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -281,6 +282,43 @@ class PostgresMigrationTest {
         assertEquals(target.version(), a.writerVersion());
         assertEquals(target.version(), b.writerVersion());
         return a;
+    }
+
+    private static void rawAppend(EmbeddedPostgresSupport.Pool db, String partition, Integer writerVersion)
+            throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO sync_commits(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,"
+                        + " writer_version) VALUES (?, (SELECT count(*) + 1 FROM sync_commits WHERE partition = ?),"
+                        + " 'old', ?, 'a', 0, ?)")) {
+            ps.setString(1, partition);
+            ps.setString(2, partition);
+            ps.setString(3, "raw-" + System.nanoTime());
+            if (writerVersion == null) ps.setNull(4, java.sql.Types.BIGINT);
+            else ps.setLong(4, writerVersion);
+            ps.executeUpdate();
+        }
+    }
+
+    @Test @Seed("RFC 0007: a partition first seen after the migration is fenced by the registry touch")
+    void aPartitionFirstSeenAfterACheckpointMigrationIsFencedAtItsFirstTouch() throws SQLException {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage v1 = node(db);
+            v1.ensureSchema(V1, List.of());
+            v1.touchPartition("before", 1, "epoch-b");
+            rawAppend(db, "before", null);   // no migration with checkpoints yet: pre-RFC, nothing fenced
+
+            PostgresServerStorage v2 = node(db);
+            v2.ensureSchema(V2, List.of(new CheckpointDeclaration("before", "note-backfill", 2)));
+            v2.touchPartition("newcomer", 2, "epoch-n");   // first seen after the migration
+            SQLException old = assertThrows(SQLException.class, () -> rawAppend(db, "newcomer", 1));
+            assertEquals(StorageErrorCode.WRITER_FENCE_REJECTED, PgErrors.classify(old).code());
+            assertThrows(SQLException.class, () -> rawAppend(db, "newcomer", null));
+            rawAppend(db, "newcomer", 2);
+            v2.touchPartition("newcomer", 3, "epoch-x");   // a later touch changes nothing
+            assertEquals(2L, ((Number) scalar(db, "SELECT required_writer_version FROM sync_writer_fence "
+                    + "WHERE partition = 'newcomer'")).longValue());
+            assertEquals("epoch-n", v2.touchPartition("newcomer", 4, "epoch-y").logEpoch());
+        }
     }
 
     @Test @Timeout(60) @Seed("003 RFC 0007 migration barrier: LOCK TABLE sync_partitions IN EXCLUSIVE MODE first")
