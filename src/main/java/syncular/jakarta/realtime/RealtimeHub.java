@@ -195,6 +195,14 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
     }
 
+    /** The retention pass moved {@code partition}'s horizon: sessions left behind it get a reset-required wake. */
+    public void horizonAdvanced(String partition, long horizonSeq) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) return;
+        long now = clockNow();
+        for (RealtimeSession s : sessions) s.behindHorizon(horizonSeq, now);
+    }
+
     @Override
     public void missed(String partition, long throughSeq) {
         Set<RealtimeSession> sessions = byPartition.get(partition);

@@ -333,6 +333,18 @@ public final class RealtimeSession {
         }
     }
 
+    /**
+     * §8.3 {@code reset-required}: the log was pruned past this session's cursor, so its next pull answers
+     * {@code reset} (§4.6) — a server-declared discontinuity the client should meet now rather than at its next
+     * scheduled pull. A session that never synced (cursor −1) bootstraps anyway and is not woken.
+     */
+    void behindHorizon(long horizonSeq, long nowMs) {
+        synchronized (this) {
+            if (closed || registrations.isEmpty() || cursor < 0 || cursor >= horizonSeq) return;
+            wake(RealtimeControl.WakeReason.RESET_REQUIRED, nowMs);
+        }
+    }
+
     /** §8.3; sets the suppression until an ack catches up. Caller holds the lock or does not need it. */
     synchronized void wake(RealtimeControl.WakeReason reason, long nowMs) {
         wakePending = true;

@@ -78,6 +78,9 @@ public class RealtimeService {
         return Optional.of(hub);
     }
 
+    /** The hub if it has been started; never starts one (for timers that only notify connected sessions). */
+    public synchronized Optional<RealtimeHub> runningHub() { return Optional.ofNullable(hub); }
+
     /** The realtime limits in force (the configured ones until the hub exists). */
     public RealtimeSettings settings() {
         synchronized (this) {

@@ -36,6 +36,8 @@ public class RetentionTimer {
     SyncRuntime runtime;
     @EJB
     ServerLifecycle lifecycle;
+    @Inject
+    RealtimeService realtime;
 
     private SyncularConfig.RetentionSettings settings;
 
@@ -63,6 +65,8 @@ public class RetentionTimer {
                 try {
                     long horizon = settings.policy().prune(parts.storage(), p.partition(), parts.clock().nowMs());
                     LOG.log(Level.DEBUG, "pruned partition; horizon {0}", horizon);
+                    // every node runs this timer, so sockets on every node learn of the horizon within an interval
+                    realtime.runningHub().ifPresent(h -> h.horizonAdvanced(p.partition(), horizon));
                 } catch (RuntimeException e) {
                     // one partition's failure must not starve the others; the next tick retries
                     LOG.log(Level.WARNING, "pruning a partition failed; the next tick retries", e);

@@ -269,6 +269,26 @@ class RealtimeHubTest {
         assertEquals(next, assertInstanceOf(CommitFrame.class, delta.frames().get(2)).commitSeq());
     }
 
+    @Test
+    void aSessionLeftBehindThePruningHorizonGetsAResetRequiredWake() throws Exception {
+        Node n = nodes.get(0);
+        long first = push(n, "writer", "h1", "p1");
+        n.handler.handle(actor, pull("behind", "p1", -1));
+        Recorder behind = new Recorder();
+        n.hub.connect(actor, "behind", behind);
+        behind.nextText();
+        push(n, "writer", "h2", "p1");
+        ResponseMessage delta = behind.nextBinary(0x00);   // its cursor is now the second commit
+        long second = assertInstanceOf(CommitFrame.class, delta.frames().get(2)).commitSeq();
+
+        n.hub.horizonAdvanced(partition, second);   // at its cursor: its next pull is still incremental
+        assertNull(behind.sent.poll(200, TimeUnit.MILLISECONDS));
+        n.hub.horizonAdvanced(partition, second + 1);
+        String wake = behind.nextText();
+        assertTrue(wake.contains("\"reason\":\"reset-required\""), wake);
+        assertTrue(first < second);
+    }
+
     /** A socket whose sends never complete: a client that stopped reading. */
     static final class Stuck implements SocketChannel {
         final List<Object> started = new ArrayList<>();
