@@ -46,7 +46,12 @@ class ConnectionLossIT extends DatabaseIsolation {
                 "syncular.auth.fixed.actor", "it-user",
                 "syncular.auth.fixed.partition", PARTITION,
                 "syncular.auth.fixed.allowed-scopes", "*"));
-        if (It.isWildFly()) config.put("syncular.datasource", "java:jboss/datasources/SyncularPG");
+        if (It.isWildFly()) {
+            config.put("syncular.datasource", "java:jboss/datasources/SyncularPG");
+            // no URL of its own: the realtime commit feed takes its LISTEN connection from the container pool,
+            // whose driver is the server's module, not the WAR's copy (jboss-deployment-structure.xml)
+            config.put("syncular.db.url", "");
+        }
         return It.withConfig(It.war("connloss"), config);
     }
 
@@ -87,5 +92,22 @@ class ConnectionLossIT extends DatabaseIsolation {
         }
         client.round(List.of());
         assertEquals(8, client.replica.size(), "every write before and after the losses is stored once");
+
+        // the realtime commit feed lost its connection too (on WildFly it is a pooled one) and listens again
+        try (RealtimeTestSocket socket = RealtimeTestSocket.open(root, "clientId=" + client.clientId)) {
+            assertEquals("hello", socket.nextEvent(10).get("event"));
+            SyncTestClient writer = new SyncTestClient(root, "connloss-writer", "list-connloss");
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+            ResponseMessage delta = null;
+            for (int i = 0; delta == null && System.nanoTime() < deadline; i++) {
+                writer.round(List.of(writer.upsert("rt-" + i, "realtime " + i, null)));
+                try {
+                    delta = socket.nextDelta(3);
+                } catch (AssertionError notYet) {
+                    // the feed may still be reconnecting (backoff); the next commit is notified once it listens
+                }
+            }
+            assertTrue(delta != null, "a commit reaches the socket once the feed listens again");
+        }
     }
 }

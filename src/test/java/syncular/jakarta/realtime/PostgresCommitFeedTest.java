@@ -114,6 +114,50 @@ class PostgresCommitFeedTest {
         assertTrue(feed.readCommit(p, s3 + 1).isEmpty());
     }
 
+    /** A pool's connection handle that, like WildFly's for a module driver, does not unwrap to our PGConnection. */
+    public interface ForeignPoolConnection extends java.sql.Connection {
+        java.sql.Connection getUnderlyingConnection();
+    }
+
+    @Test
+    void aPoolConnectionThatDoesNotUnwrapToOurDriverIsReadThroughItsPhysicalConnection() throws Exception {
+        java.sql.Connection physical = DriverManager.getConnection(db.url(), "postgres", "");
+        java.sql.Connection handle = (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {ForeignPoolConnection.class}, (proxy, m, args) -> {
+                    switch (m.getName()) {
+                        case "getUnderlyingConnection": return physical;
+                        case "isWrapperFor": return false;
+                        case "unwrap": throw new java.sql.SQLException("not a wrapper for " + args[0]);
+                        default:
+                            try {
+                                return m.invoke(physical, args);
+                            } catch (java.lang.reflect.InvocationTargetException e) {
+                                throw e.getCause();
+                            }
+                    }
+                });
+        PostgresCommitFeed pooled = new PostgresCommitFeed(() -> handle, db, 50, 500);
+        LinkedBlockingQueue<String> got = new LinkedBlockingQueue<>();
+        Thread t = new Thread(() -> pooled.run(new CommitFeed.Listener() {
+            @Override
+            public void committed(String partition, long commitSeq) { got.add(partition + ":" + commitSeq); }
+
+            @Override
+            public void missed(String partition, long throughSeq) { got.add(partition + ":missed:" + throughSeq); }
+        }));
+        t.start();
+        try {
+            for (int i = 0; i < 200 && !pooled.listening(); i++) Thread.sleep(25);
+            assertTrue(pooled.listening(), "listening through the physical connection");
+            String p = EmbeddedPostgresSupport.partition("foreign");
+            long seq = push(p, "f1");
+            assertEquals(p + ":" + seq, got.poll(10, TimeUnit.SECONDS));
+        } finally {
+            pooled.close();
+            t.join(5_000);
+        }
+    }
+
     @Test
     void aRolledBackAppendIsNeverReported() throws Exception {
         String p = EmbeddedPostgresSupport.partition("rollback");

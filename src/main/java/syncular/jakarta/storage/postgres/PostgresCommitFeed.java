@@ -85,7 +85,7 @@ public final class PostgresCommitFeed implements CommitFeed {
             try (Connection c = listenConnections.open()) {
                 current = c;
                 c.setAutoCommit(true);
-                PGConnection pg = c.unwrap(PGConnection.class);
+                Notifications pg = Notifications.of(c);
                 try (Statement s = c.createStatement()) {
                     s.execute(LISTEN);
                 }
@@ -97,14 +97,13 @@ public final class PostgresCommitFeed implements CommitFeed {
                 backoff = 100;
                 if (!closed) LOG.log(Level.DEBUG, "commit feed listening on " + CHANNEL);
                 while (!closed) {
-                    PGNotification[] notices = pg.getNotifications(pollMs);
+                    List<String[]> notices = pg.poll(pollMs);
                     if (forget) {
                         forget = false;
                         positions.clear();
                     }
-                    if (notices == null) continue;
-                    for (PGNotification n : notices) {
-                        if (CHANNEL.equals(n.getName())) notice(n.getParameter(), listener);
+                    for (String[] n : notices) {
+                        if (CHANNEL.equals(n[0])) notice(n[1], listener);
                     }
                 }
             } catch (SQLException | RuntimeException e) {
@@ -214,6 +213,71 @@ public final class PostgresCommitFeed implements CommitFeed {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             closed = true;
+        }
+    }
+
+    /**
+     * The notifications of the LISTEN connection as (channel, payload) pairs. Normally the connection unwraps to the
+     * WAR's own {@link PGConnection}. A container pool may hand out connections of the server's copy of the driver
+     * (WildFly with PostgreSQL installed as a module, README option 2): same API, another class loader, so
+     * {@code unwrap} cannot reach it. Then the pool's physical connection is found through the wrapper's public
+     * accessor and {@code getNotifications} is called by reflection on the driver's own {@code PGConnection}
+     * interface — the only place this feed needs driver API at all.
+     */
+    interface Notifications {
+        List<String[]> poll(int timeoutMs) throws SQLException;
+
+        static Notifications of(Connection c) throws SQLException {
+            if (c.isWrapperFor(PGConnection.class)) {
+                PGConnection pg = c.unwrap(PGConnection.class);
+                return timeoutMs -> {
+                    PGNotification[] notices = pg.getNotifications(timeoutMs);
+                    List<String[]> out = new java.util.ArrayList<>(notices == null ? 0 : notices.length);
+                    if (notices != null) for (PGNotification n : notices) out.add(new String[] {n.getName(), n.getParameter()});
+                    return out;
+                };
+            }
+            Object physical = physical(c);
+            try {
+                Class<?> api = Class.forName("org.postgresql.PGConnection", false, physical.getClass().getClassLoader());
+                if (!api.isInstance(physical)) throw new SQLException("the pool's connection is not a PostgreSQL one");
+                java.lang.reflect.Method get = api.getMethod("getNotifications", int.class);
+                Class<?> notice = Class.forName("org.postgresql.PGNotification", false, api.getClassLoader());
+                java.lang.reflect.Method name = notice.getMethod("getName");
+                java.lang.reflect.Method parameter = notice.getMethod("getParameter");
+                return timeoutMs -> {
+                    try {
+                        Object[] notices = (Object[]) get.invoke(physical, timeoutMs);
+                        List<String[]> out = new java.util.ArrayList<>(notices == null ? 0 : notices.length);
+                        if (notices != null) {
+                            for (Object n : notices) out.add(new String[] {(String) name.invoke(n), (String) parameter.invoke(n)});
+                        }
+                        return out;
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        if (e.getCause() instanceof SQLException sql) throw sql;
+                        throw new SQLException("reading notifications failed", e.getCause());
+                    } catch (IllegalAccessException e) {
+                        throw new SQLException("reading notifications failed", e);
+                    }
+                };
+            } catch (ReflectiveOperationException e) {
+                throw new SQLException("the commit feed cannot read notifications from this pool's connections ("
+                        + e + "); set syncular.db.url, syncular.db.user and syncular.db.password so it opens its own",
+                        e);
+            }
+        }
+
+        /** The driver's connection behind a pool wrapper (IronJacamar and Payara both expose a public accessor). */
+        private static Object physical(Connection c) throws SQLException {
+            for (String accessor : new String[] {"getUnderlyingConnection", "getConnection"}) {
+                try {
+                    Object inner = c.getClass().getMethod(accessor).invoke(c);
+                    if (inner instanceof Connection && inner != c) return inner;
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    // not this wrapper's accessor; try the next
+                }
+            }
+            return c;
         }
     }
 }
