@@ -78,6 +78,7 @@ final class MicroNode implements AutoCloseable {
         int n = STARTS.incrementAndGet();
         Path dir = Path.of("target", "micro", String.format("%02d-%s", n, name)).toAbsolutePath();
         try {
+            deleteTree(dir);   // an earlier run's node of the same number: its root must not be reused
             Files.createDirectories(dir);
             Path warFile = dir.resolve(name + ".war");
             war.as(ZipExporter.class).exportTo(warFile.toFile(), true);
@@ -93,7 +94,8 @@ final class MicroNode implements AutoCloseable {
             system.putAll(props);
             List<String> cmd = new ArrayList<>();
             cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            cmd.add("-Xmx640m");
+            // C1 only and the serial collector: a faster start on a small shared machine (nodes live seconds)
+            cmd.addAll(List.of("-Xmx640m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
             system.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
             cmd.addAll(List.of("-jar", microJar().toString(), "--deploy", warFile.toString(), "--port",
                     String.valueOf(port), "--nocluster", "--rootdir", root.toString()));
@@ -254,6 +256,13 @@ final class MicroNode implements AutoCloseable {
             }
         }
         return ports;
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) return;
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        }
     }
 
     private static void sleep(long ms) {
