@@ -157,7 +157,7 @@ class CrossNodeRealtimeMicroIT extends DatabaseIsolation {
                 assertEquals(seq0 + 1 + i, c.commitSeq(), "commit order");
             }
             socket.expectSilence(1000);   // no duplicate: a late NOTIFY of a caught-up seq is dropped
-            assertTrue(feedBackends(db, b, pgPort).size() == 1, "B listens again");
+            assertEquals(1, feedBackends(db, b, pgPort).size(), "B listens again");
 
             writer.round(List.of(writer.upsert("f6", "live again", null)));
             assertEquals(seq0 + missed.size() + 1,
