@@ -106,7 +106,28 @@ public final class BackfillRunner {
     }
 
     /** What one tick did, summed over the checkpoints. */
-    public record Tick(int batches, int skipped, int activated, int stale, int unverifiable) { }
+    public record Tick(int batches, int skipped, int activated, int stale, int unverifiable) {
+        Tick plus(Tick o) {
+            return new Tick(batches + o.batches, skipped + o.skipped, activated + o.activated, stale + o.stale,
+                    unverifiable + o.unverifiable);
+        }
+    }
+
+    /**
+     * Ticks back to back while batches keep being written, for up to {@code budgetMs} (at least one tick): how a
+     * timer that fires once a second still backfills at the runner's own pace. Each batch is its own transaction
+     * and releases the partition lock at its end, so pushes interleave between batches.
+     */
+    public Tick tickFor(long budgetMs) {
+        long deadline = System.nanoTime() + budgetMs * 1_000_000;
+        Tick last = tick();
+        Tick sum = last;
+        while (last.batches() > 0 && System.nanoTime() < deadline) {
+            last = tick();
+            sum = sum.plus(last);
+        }
+        return sum;
+    }
 
     /**
      * One batch of each pending checkpoint this process declares, then an activation attempt where the batch

@@ -66,7 +66,7 @@ public class BackfillTimer {
                         LOG.log(Level.INFO, "raised the writer fence of {0} partition(s) first seen after the "
                                 + "migration to schema version {1}", raised, parts.schema().version());
                     }
-                    runner.tick();
+                    runner.tickFor(settings.tickBudgetMs());
                 }
                 runtime.refreshServeGate();
             } catch (RuntimeException e) {

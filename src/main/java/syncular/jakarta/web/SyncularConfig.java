@@ -39,7 +39,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * (default 500) source rows per batch transaction; {@code interval-ms} (default 1000) between a node's ticks;
      * {@code definitions}: configured column-copy projections, {@code name@version:source->target[,...]}.
      */
-    public record BackfillSettings(boolean enabled, int batchSize, long intervalMs,
+    public record BackfillSettings(boolean enabled, int batchSize, long intervalMs, long tickBudgetMs,
                                    List<syncular.jakarta.host.BackfillDefinition> definitions) { }
 
     /**
@@ -133,6 +133,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long batch = positive(config, "syncular.backfill.batch-size", 500);
         if (batch > 10_000) throw new ConfigException("syncular.backfill.batch-size must be at most 10000");
         long interval = positive(config, "syncular.backfill.interval-ms", 1000);
+        long budget = positive(config, "syncular.backfill.tick-budget-ms", 500);
         List<syncular.jakarta.host.BackfillDefinition> definitions;
         try {
             definitions = syncular.jakarta.migration.ColumnCopyProjection.parseAll(
@@ -140,7 +141,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         } catch (IllegalArgumentException e) {
             throw new ConfigException("syncular.backfill.definitions: " + e.getMessage());
         }
-        return new BackfillSettings(enabled, (int) batch, interval, List.copyOf(definitions));
+        return new BackfillSettings(enabled, (int) batch, interval, budget, List.copyOf(definitions));
     }
 
     private static RetentionSettings retention(Config config) {

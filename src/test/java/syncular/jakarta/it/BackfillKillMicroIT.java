@@ -81,7 +81,9 @@ class BackfillKillMicroIT extends DatabaseIsolation {
                 "syncular.schema", "syncular/it/upgrade-v2.json",
                 "syncular.backfill.definitions", NAME + "@2:todos->todo_titles",
                 "syncular.backfill.batch-size", String.valueOf(BATCH),
-                "syncular.backfill.interval-ms", "100")))
+                "syncular.backfill.interval-ms", "100",
+                // one batch per timer tick, so the pass is still running when the test interferes
+                "syncular.backfill.tick-budget-ms", "1")))
                 .addAsResource(new StringAsset(RollingUpgradeMigrationIT.V2_SCHEMA), "syncular/it/upgrade-v2.json");
     }
 

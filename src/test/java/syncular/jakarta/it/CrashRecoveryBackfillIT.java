@@ -61,7 +61,9 @@ class CrashRecoveryBackfillIT extends DatabaseIsolation {
                 "syncular.schema", "syncular/it/upgrade-v2.json",
                 "syncular.backfill.definitions", NAME + "@2:todos->todo_titles",
                 "syncular.backfill.batch-size", "3",
-                "syncular.backfill.interval-ms", "300")))
+                "syncular.backfill.interval-ms", "300",
+                // one batch per timer tick, so the pass is still running when the test interferes
+                "syncular.backfill.tick-budget-ms", "1")))
                 .addAsResource(new org.jboss.shrinkwrap.api.asset.StringAsset(RollingUpgradeMigrationIT.V2_SCHEMA),
                         "syncular/it/upgrade-v2.json");
     }

@@ -352,6 +352,18 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
+    void aTickWithABudgetRunsBatchesBackToBackUntilActivationAndWithoutOneRunsOne() {
+        BackfillRunner runner = migrate(10);
+        BackfillRunner.Tick one = runner.tickFor(0);
+        assertEquals(1, one.batches(), "no budget: one batch, as a plain tick");
+        BackfillRunner.Tick rest = runner.tickFor(60_000);
+        assertEquals(2, rest.batches(), "the remaining 15 rows in batches of 10, in one timer tick");
+        assertEquals(1, rest.activated());
+        assertEquals(CheckpointState.ACTIVATED, checkpoint().state());
+        assertEquals(0, runner.tickFor(60_000).batches(), "nothing left: the loop ends at once");
+    }
+
+    @Test
     void aPartitionFirstSeenAfterTheMigrationGetsItsFenceRaised() {
         migrate(10);
         String late = EmbeddedPostgresSupport.partition("late");
