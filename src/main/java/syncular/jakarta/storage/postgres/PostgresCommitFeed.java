@@ -233,13 +233,16 @@ public final class PostgresCommitFeed implements CommitFeed {
                 return timeoutMs -> {
                     PGNotification[] notices = pg.getNotifications(timeoutMs);
                     List<String[]> out = new java.util.ArrayList<>(notices == null ? 0 : notices.length);
-                    if (notices != null) for (PGNotification n : notices) out.add(new String[] {n.getName(), n.getParameter()});
+                    if (notices != null) {
+                        for (PGNotification n : notices) out.add(new String[] {n.getName(), n.getParameter()});
+                    }
                     return out;
                 };
             }
             Object physical = physical(c);
             try {
-                Class<?> api = Class.forName("org.postgresql.PGConnection", false, physical.getClass().getClassLoader());
+                Class<?> api = Class.forName("org.postgresql.PGConnection", false,
+                        physical.getClass().getClassLoader());
                 if (!api.isInstance(physical)) throw new SQLException("the pool's connection is not a PostgreSQL one");
                 java.lang.reflect.Method get = api.getMethod("getNotifications", int.class);
                 Class<?> notice = Class.forName("org.postgresql.PGNotification", false, api.getClassLoader());
@@ -250,7 +253,9 @@ public final class PostgresCommitFeed implements CommitFeed {
                         Object[] notices = (Object[]) get.invoke(physical, timeoutMs);
                         List<String[]> out = new java.util.ArrayList<>(notices == null ? 0 : notices.length);
                         if (notices != null) {
-                            for (Object n : notices) out.add(new String[] {(String) name.invoke(n), (String) parameter.invoke(n)});
+                            for (Object n : notices) {
+                                out.add(new String[] {(String) name.invoke(n), (String) parameter.invoke(n)});
+                            }
                         }
                         return out;
                     } catch (java.lang.reflect.InvocationTargetException e) {
