@@ -178,18 +178,41 @@ public class RealtimeEndpoint {
 
     /** The container socket behind a session: async sends, one at a time (the Outbox guarantees that). */
     static final class Channel implements SocketChannel {
+        /**
+         * The context class loader a send runs under. Payara's Tyrus reschedules the session's idle-timeout task
+         * on the managed scheduler at every send, and capturing the managed context for that task looks up
+         * Jakarta Concurrency context providers with a ServiceLoader over the thread's context class loader — a
+         * scan of every jar of the application and the server, per message: 54 % of the server's CPU samples at
+         * 10,000 deltas/s (docs/benchmarks.md). Tyrus' internal timeout task needs no application context, so a
+         * send runs under the platform class loader, where that lookup is a few map reads. Undertow (WildFly) is
+         * unaffected either way.
+         */
+        private static final ClassLoader SEND_LOADER = ClassLoader.getPlatformClassLoader();
         private final Session socket;
 
         Channel(Session socket) { this.socket = socket; }
 
         @Override
         public void sendText(String text, Consumer<Throwable> done) {
-            socket.getAsyncRemote().sendText(text, r -> done.accept(r.isOK() ? null : r.getException()));
+            underSendLoader(() -> socket.getAsyncRemote().sendText(text,
+                    r -> done.accept(r.isOK() ? null : r.getException())));
         }
 
         @Override
         public void sendBinary(ByteBuffer data, Consumer<Throwable> done) {
-            socket.getAsyncRemote().sendBinary(data, r -> done.accept(r.isOK() ? null : r.getException()));
+            underSendLoader(() -> socket.getAsyncRemote().sendBinary(data,
+                    r -> done.accept(r.isOK() ? null : r.getException())));
+        }
+
+        private static void underSendLoader(Runnable send) {
+            Thread t = Thread.currentThread();
+            ClassLoader before = t.getContextClassLoader();
+            t.setContextClassLoader(SEND_LOADER);
+            try {
+                send.run();
+            } finally {
+                t.setContextClassLoader(before);
+            }
         }
 
         @Override
