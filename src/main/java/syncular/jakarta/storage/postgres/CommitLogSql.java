@@ -1,5 +1,13 @@
 package syncular.jakarta.storage.postgres;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+import syncular.jakarta.storage.CheckpointState;
+import syncular.jakarta.storage.StoredCheckpoint;
+
 /**
  * The SQL of the commit log, the partition lock and RFC 0007, as constants beside their users so tests
  * ({@code PostgresExplainTest}) run exactly the text the storage executes.
@@ -176,4 +184,25 @@ final class CommitLogSql {
 
     static final String SOURCE_COVERAGE_SEQ =
             "SELECT COALESCE(max(commit_seq), 0) FROM sync_changes WHERE partition = ? AND tbl = ANY(?::text[])";
+
+    /** Runs {@link #CLAIM_CHECKPOINT} on {@code c}; empty when the checkpoint is activated or absent. */
+    static Optional<StoredCheckpoint> claimCheckpoint(Connection c, String partition, String name, int schemaVersion,
+                                                      long nowMs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(CLAIM_CHECKPOINT)) {
+            ps.setInt(1, schemaVersion);
+            ps.setLong(2, nowMs);
+            ps.setString(3, partition);
+            ps.setString(4, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(checkpoint(rs, 1)) : Optional.empty();
+            }
+        }
+    }
+
+    /** A {@link #CHECKPOINT_COLUMNS} row read from column {@code from} on. */
+    static StoredCheckpoint checkpoint(ResultSet rs, int from) throws SQLException {
+        return new StoredCheckpoint(rs.getString(from), rs.getString(from + 1), rs.getInt(from + 2),
+                CheckpointState.fromStored(rs.getString(from + 3)), rs.getLong(from + 4), rs.getLong(from + 5),
+                rs.getLong(from + 6), rs.getLong(from + 7));
+    }
 }

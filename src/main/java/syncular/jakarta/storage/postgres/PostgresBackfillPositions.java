@@ -11,7 +11,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
-import syncular.jakarta.storage.CheckpointState;
 import syncular.jakarta.storage.PendingCheckpoint;
 import syncular.jakarta.storage.SourceCoverage;
 import syncular.jakarta.storage.StoredCheckpoint;
@@ -167,17 +166,7 @@ public final class PostgresBackfillPositions {
     /** {@code claimCheckpoint} on the batch's connection: owner epoch + 1; empty when activated or absent. */
     public Optional<StoredCheckpoint> claimOn(Connection c, String partition, String name, int schemaVersion,
                                               long nowMs) {
-        return sql(() -> {
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.CLAIM_CHECKPOINT)) {
-                ps.setInt(1, schemaVersion);
-                ps.setLong(2, nowMs);
-                ps.setString(3, partition);
-                ps.setString(4, name);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(checkpoint(rs, 1)) : Optional.empty();
-                }
-            }
-        });
+        return sql(() -> CommitLogSql.claimCheckpoint(c, partition, name, schemaVersion, nowMs));
     }
 
     public Optional<Pass> readPassOn(Connection c, String partition, String name) {
@@ -341,7 +330,7 @@ public final class PostgresBackfillPositions {
             List<Report> out = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(REPORT); ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    StoredCheckpoint cp = checkpoint(rs, 1);
+                    StoredCheckpoint cp = CommitLogSql.checkpoint(rs, 1);
                     Optional<Pass> p = Optional.empty();
                     if (rs.getObject(9) != null) {
                         p = Optional.of(new Pass(cp.partition(), cp.name(), rs.getInt(9), Mode.of(rs.getString(10)),
@@ -393,12 +382,6 @@ public final class PostgresBackfillPositions {
     }
 
     // ----------------------------------------------------------- plumbing
-
-    private static StoredCheckpoint checkpoint(ResultSet rs, int from) throws SQLException {
-        return new StoredCheckpoint(rs.getString(from), rs.getString(from + 1), rs.getInt(from + 2),
-                CheckpointState.fromStored(rs.getString(from + 3)), rs.getLong(from + 4), rs.getLong(from + 5),
-                rs.getLong(from + 6), rs.getLong(from + 7));
-    }
 
     private static Pass pass(ResultSet rs, int i) throws SQLException {
         return new Pass(rs.getString(i), rs.getString(i + 1), rs.getInt(i + 2), Mode.of(rs.getString(i + 3)),

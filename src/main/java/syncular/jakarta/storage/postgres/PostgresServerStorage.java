@@ -17,7 +17,6 @@ import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ActivationOutcome;
 import syncular.jakarta.storage.ChangeOp;
 import syncular.jakarta.storage.CheckpointDeclaration;
-import syncular.jakarta.storage.CheckpointState;
 import syncular.jakarta.storage.ClientCursorInfo;
 import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.CommitPruneQuery;
@@ -558,7 +557,7 @@ public final class PostgresServerStorage implements ServerStorage {
             try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_CHECKPOINTS)) {
                 ps.setString(1, partition);
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(checkpoint(rs));
+                    while (rs.next()) out.add(CommitLogSql.checkpoint(rs, 1));
                 }
             }
             return out;
@@ -607,7 +606,7 @@ public final class PostgresServerStorage implements ServerStorage {
                 ps.setString(2, name);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) throw new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED);
-                    return checkpoint(rs);
+                    return CommitLogSql.checkpoint(rs, 1);
                 }
             }
         });
@@ -629,18 +628,8 @@ public final class PostgresServerStorage implements ServerStorage {
 
     @Override
     public StoredCheckpoint claimCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
-        return write(c -> {
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.CLAIM_CHECKPOINT)) {
-                ps.setInt(1, schemaVersion);
-                ps.setLong(2, nowMs);
-                ps.setString(3, partition);
-                ps.setString(4, name);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) throw new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED);
-                    return checkpoint(rs);
-                }
-            }
-        });
+        return write(c -> CommitLogSql.claimCheckpoint(c, partition, name, schemaVersion, nowMs)
+                .orElseThrow(() -> new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED)));
     }
 
     @Override
@@ -741,12 +730,6 @@ public final class PostgresServerStorage implements ServerStorage {
                 }
             }
         });
-    }
-
-    private static StoredCheckpoint checkpoint(ResultSet rs) throws SQLException {
-        return new StoredCheckpoint(rs.getString(1), rs.getString(2), rs.getInt(3),
-                CheckpointState.fromStored(rs.getString(4)), rs.getLong(5), rs.getLong(6), rs.getLong(7),
-                rs.getLong(8));
     }
 
     // ----------------------------------------------------------------- plumbing
