@@ -1,5 +1,7 @@
 package syncular.jakarta.realtime.bench;
 
+import static syncular.jakarta.sync.bench.BenchSupport.percentileMs;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -22,7 +24,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import syncular.jakarta.wire.ColumnDescriptor;
+import syncular.jakarta.sync.bench.BenchSupport;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
@@ -34,10 +36,8 @@ import syncular.jakarta.wire.RequestMessage;
 import syncular.jakarta.wire.ResponseDecoder;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.ResponseMessage;
-import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
-import syncular.jakarta.wire.TypeTag;
 
 /**
  * Commit-to-delta latency through real WebSockets (issue #8 benchmark; NOT a test). N {@code java.net.http}
@@ -53,12 +53,6 @@ import syncular.jakarta.wire.TypeTag;
  * <sockets> [commits] [interval ms]}.
  */
 public final class RealtimeSocketBench {
-    private static final List<ColumnDescriptor> TODOS = List.of(
-            new ColumnDescriptor("id", TypeTag.STRING, false), new ColumnDescriptor("list_id", TypeTag.STRING, false),
-            new ColumnDescriptor("title", TypeTag.STRING, false), new ColumnDescriptor("done", TypeTag.BOOLEAN, false),
-            new ColumnDescriptor("position", TypeTag.INTEGER, false),
-            new ColumnDescriptor("updated_at_ms", TypeTag.INTEGER, false));
-
     private RealtimeSocketBench() { }
 
     /** One client socket: hello, its round's response, then the arrival time of every delta by commitSeq. */
@@ -150,8 +144,7 @@ public final class RealtimeSocketBench {
             String id = list + "-row-" + n;
             byte[] body = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(list + "-writer", 1),
                     new PushCommit(list + "-w" + n, List.of(PushCommit.Operation.upsert("todos", id, null,
-                            RowCodec.encode(TODOS, new Object[] {id, list, "realtime " + n, false, (long) n,
-                                    1_700_000_000_000L})))))));
+                            BenchSupport.todo(id, list, "realtime " + n, false, n)))))));
             long t0 = System.nanoTime();
             HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(pushBase.resolve("sync"))
                     .header("Content-Type", "application/vnd.syncular.sync.v2")
@@ -187,7 +180,8 @@ public final class RealtimeSocketBench {
         System.out.printf("sockets %d (connected and registered in %.1f s), commits %d every %d ms, push → %s, "
                 + "sockets on %s%n", sockets, connectSeconds, commits, interval, pushBase, socketBase);
         System.out.printf("deltas %,d  missing %d  wakes %d  p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms%n",
-                got.length, missing, wakes, pct(got, 0.50), pct(got, 0.95), pct(got, 0.99),
+                got.length, missing, wakes, percentileMs(got, 0.50), percentileMs(got, 0.95),
+                percentileMs(got, 0.99),
                 got.length == 0 ? 0 : got[got.length - 1] / 1e6);
         if (socketServer.isPresent()) {
             System.out.printf("socket server memory: RSS %d → %d MiB (%.1f KiB per connection), heap used after GC "
@@ -199,10 +193,6 @@ public final class RealtimeSocketBench {
         Thread.sleep(500);
     }
 
-    private static double pct(long[] sorted, double p) {
-        if (sorted.length == 0) return 0;
-        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
-    }
 
     private static Optional<ProcessHandle> serverOn(int port) {
         return ProcessHandle.allProcesses().filter(p -> p.info().commandLine()

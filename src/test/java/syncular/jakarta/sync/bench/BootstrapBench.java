@@ -18,7 +18,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.GZIPInputStream;
-import syncular.jakarta.wire.ColumnDescriptor;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.PushResult;
@@ -29,14 +28,12 @@ import syncular.jakarta.wire.RequestMessage;
 import syncular.jakarta.wire.ResponseDecoder;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.ResponseMessage;
-import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.RowsSegment;
 import syncular.jakarta.wire.RowsSegmentDecoder;
 import syncular.jakarta.wire.SegmentInline;
 import syncular.jakarta.wire.SegmentRef;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
-import syncular.jakarta.wire.TypeTag;
 
 /**
  * Bootstrap benchmark (issue #5; NOT a test): seeds N rows into one list of the demo {@code todos} schema, then
@@ -51,11 +48,6 @@ import syncular.jakarta.wire.TypeTag;
  * http://localhost:8797/syncular/ 100000 3}; arguments: base URL, rows, bootstrap repetitions.
  */
 public final class BootstrapBench {
-    private static final List<ColumnDescriptor> TODOS = List.of(
-            new ColumnDescriptor("id", TypeTag.STRING, false), new ColumnDescriptor("list_id", TypeTag.STRING, false),
-            new ColumnDescriptor("title", TypeTag.STRING, false), new ColumnDescriptor("done", TypeTag.BOOLEAN, false),
-            new ColumnDescriptor("position", TypeTag.INTEGER, false),
-            new ColumnDescriptor("updated_at_ms", TypeTag.INTEGER, false));
     private static final int SEED_BATCH = 500;
 
     private BootstrapBench() { }
@@ -77,8 +69,8 @@ public final class BootstrapBench {
             List<PushCommit.Operation> ops = new ArrayList<>();
             for (int i = from; i < Math.min(rows, from + SEED_BATCH); i++) {
                 String id = String.format("%s-%07d", list, i);
-                ops.add(PushCommit.Operation.upsert("todos", id, null, RowCodec.encode(TODOS, new Object[] {
-                        id, list, "Bootstrap benchmark row number " + i, i % 3 == 0, (long) i, 1_700_000_000_000L})));
+                ops.add(PushCommit.Operation.upsert("todos", id, null, BenchSupport.todo(id, list,
+                        "Bootstrap benchmark row number " + i, i % 3 == 0, i)));
             }
             ResponseMessage m = post(http, base.resolve("sync"), new RequestMessage(1, List.of(
                     new ReqHeader("seeder-" + list, 1), new PushCommit("seed-" + from, ops))), false).message;

@@ -1,5 +1,7 @@
 package syncular.jakarta.sync.bench;
 
+import static syncular.jakarta.sync.bench.BenchSupport.percentileMs;
+
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,7 +14,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import syncular.jakarta.wire.ColumnDescriptor;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.PushResult;
@@ -23,10 +24,8 @@ import syncular.jakarta.wire.RequestMessage;
 import syncular.jakarta.wire.ResponseDecoder;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.ResponseMessage;
-import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
-import syncular.jakarta.wire.TypeTag;
 
 /**
  * Load driver for {@code POST /sync} (issue #5 benchmark; NOT a test): N concurrent clients, each on its own list of
@@ -40,12 +39,6 @@ import syncular.jakarta.wire.TypeTag;
  * http://localhost:8787/syncular/ 20 1,10,50}; arguments: base URL, seconds per level, concurrency levels.
  */
 public final class SyncLoadDriver {
-    private static final List<ColumnDescriptor> TODOS = List.of(
-            new ColumnDescriptor("id", TypeTag.STRING, false), new ColumnDescriptor("list_id", TypeTag.STRING, false),
-            new ColumnDescriptor("title", TypeTag.STRING, false), new ColumnDescriptor("done", TypeTag.BOOLEAN, false),
-            new ColumnDescriptor("position", TypeTag.INTEGER, false),
-            new ColumnDescriptor("updated_at_ms", TypeTag.INTEGER, false));
-
     private SyncLoadDriver() { }
 
     public static void main(String[] args) throws Exception {
@@ -86,8 +79,7 @@ public final class SyncLoadDriver {
                         String id = list + "-row-" + (n % 100);
                         List<RequestFrame> frames = List.of(new ReqHeader(clientId, 1),
                                 new PushCommit(list + "-c" + n, List.of(PushCommit.Operation.upsert("todos", id, null,
-                                        RowCodec.encode(TODOS, new Object[] {id, list, "title " + n, false, (long) n,
-                                                1_700_000_000_000L})))),
+                                        BenchSupport.todo(id, list, "title " + n, false, n)))),
                                 new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS),
                                 new Subscription("s", "todos", Map.of("list_id", List.of(list)), null, cursor, null));
                         byte[] body = RequestEncoder.encode(new RequestMessage(1, frames));
@@ -149,12 +141,9 @@ public final class SyncLoadDriver {
         }
         Arrays.sort(all);
         System.out.printf("%-8d %10d %12.1f %9.2f %9.2f %9.2f %9.2f%s%n", clients, total, total / wall,
-                pct(all, 0.50), pct(all, 0.95), pct(all, 0.99), all.length == 0 ? 0 : all[all.length - 1] / 1e6,
+                percentileMs(all, 0.50), percentileMs(all, 0.95), percentileMs(all, 0.99),
+                all.length == 0 ? 0 : all[all.length - 1] / 1e6,
                 failures == 0 ? "" : "   FAILURES: " + failures);
     }
 
-    private static double pct(long[] sorted, double p) {
-        if (sorted.length == 0) return 0;
-        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
-    }
 }
