@@ -79,7 +79,7 @@ public final class PushProcessor {
 
         long createdAtMs = clock.nowMs();
         return storage.inTransaction(id.partition(), tx -> {
-            tx.lockPartitionForPush();
+            lockPartition(tx);
             gate.check(tx);
             Optional<StoredPushResult> again = lookup(() -> tx.getPushResult(clientId, commit.clientCommitId()));
             if (again == null) return cacheMiss(commit.clientCommitId());
@@ -132,6 +132,21 @@ public final class PushProcessor {
             tx.putPushResult(clientId, commit.clientCommitId(), applied);
             return outcome(commit.clientCommitId(), applied, false);
         });
+    }
+
+    /**
+     * The partition lock, bounded by the storage's lock timeout (issue 13): a push that cannot get it in time is
+     * answered {@code sync.rate_limited} (retryable; its transaction rolls back, nothing is stored) instead of holding
+     * a pooled connection for as long as somebody else holds the lock.
+     */
+    private static void lockPartition(StorageTransaction tx) {
+        try {
+            tx.lockPartitionForPush();
+        } catch (StorageException e) {
+            if (e.code() != StorageErrorCode.LOCK_NOT_AVAILABLE) throw e;
+            throw new SyncException(ErrorCode.SYNC_RATE_LIMITED,
+                    "the partition lock was not available within the lock timeout; retry later");
+        }
     }
 
     /** The push transaction's serve-gate re-read (RFC 0007 gate point 4). */

@@ -53,6 +53,7 @@ public final class SyncHandler {
     private final SyncSettings settings;
     private final PushProcessor push;
     private final PullProcessor pull;
+    private final PartitionAdmission admission;
 
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
@@ -64,6 +65,16 @@ public final class SyncHandler {
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation) {
+        this(storage, schema, declarations, resolver, clock, settings, segments, validation,
+                new PartitionAdmission(PartitionAdmission.Settings.DEFAULTS));
+    }
+
+    /** {@code admission}: how many requests of one partition are handled at once (issue 13). */
+    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
+                       Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
+                       SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
+                       PartitionAdmission admission) {
+        this.admission = admission;
         this.storage = storage;
         this.schema = schema;
         this.declarations = declarations;
@@ -78,9 +89,11 @@ public final class SyncHandler {
     public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs) { }
 
     public Handled handle(Identity identity, RequestMessage request) {
-        Built built = build(identity, request);
-        verify(built);
-        return built.handled();
+        try (PartitionAdmission.Turn turn = admission.enter(identity.partition())) {
+            Built built = build(identity, request);
+            verify(built);
+            return built.handled();
+        }
     }
 
     /** A handled request whose response was materialized (encoded, spooled) before the serve-gate re-read. */
@@ -93,19 +106,22 @@ public final class SyncHandler {
      */
     public <T extends AutoCloseable> Materialized<T> handle(Identity identity, RequestMessage request,
                                                             Function<ResponseMessage, T> materialize) {
-        Built built = build(identity, request);
-        T body = materialize.apply(built.handled().response());
-        try {
-            verify(built);
-        } catch (RuntimeException e) {
+        // the turn covers the database work; sending the spooled body afterwards needs none
+        try (PartitionAdmission.Turn turn = admission.enter(identity.partition())) {
+            Built built = build(identity, request);
+            T body = materialize.apply(built.handled().response());
             try {
-                body.close();
-            } catch (Exception suppressed) {
-                e.addSuppressed(suppressed);
+                verify(built);
+            } catch (RuntimeException e) {
+                try {
+                    body.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
             }
-            throw e;
+            return new Materialized<>(built.handled(), body);
         }
-        return new Materialized<>(built.handled(), body);
     }
 
     /** A response built but not yet verified by the serve-gate re-read. */

@@ -17,7 +17,8 @@ import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
 
 /**
- * The operator surface of RFC 0007 (issue 7): {@code GET admin/checkpoints} lists every checkpoint with its state,
+ * The operator surface: {@code GET admin/health} is readiness with each check's detail, and (RFC 0007, issue 7)
+ * {@code GET admin/checkpoints} lists every checkpoint with its state,
  * watermark, pass position, observed rows, rate and ETA, plus whether this process serves. Protected twice, the
  * way both servers honour it (WILDFLY.md §5): the web.xml security constraint on {@code /admin/*} (401 without
  * credentials, 403 without the role) and {@code @RolesAllowed} enforced by the EJB container.
@@ -28,6 +29,15 @@ import syncular.jakarta.wire.Json;
 public class AdminResource {
     @Inject
     SyncRuntime runtime;
+    @Inject
+    Readiness readiness;
+
+    /** The readiness checks with their operator detail, which the public {@code health/ready} leaves out. */
+    @GET
+    @Path("health")
+    @Produces(MediaType.APPLICATION_JSON)
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+    public Response health() { return HealthResource.readiness(readiness, true); }
 
     @GET
     @Path("checkpoints")

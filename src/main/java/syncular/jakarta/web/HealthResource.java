@@ -14,6 +14,9 @@ import jakarta.ws.rs.core.Response;
  * {@code GET /health/ready} and {@code /health/live} on the application port, the same on Payara and WildFly
  * (WildFly's own MicroProfile Health sits on the management port). JSON {@code {status, checks:[…]}}; 200 UP,
  * 503 DOWN — the shape of MicroProfile Health, so existing probes read it.
+ *
+ * <p>These routes are public, so each check shows only its coarse {@code reason} (see {@link Readiness}); the same
+ * checks with their operator detail (schema file, database product, the driver's error) are {@code GET admin/health}.
  */
 @Path("health")
 @Produces(MediaType.APPLICATION_JSON)
@@ -23,16 +26,20 @@ public class HealthResource {
 
     @GET
     @Path("ready")
-    public Response ready() {
-        boolean up = readiness.isReady();
+    public Response ready() { return readiness(readiness, false); }
+
+    /** The readiness answer; {@code withDetail} adds each check's operator detail (admin role only). */
+    static Response readiness(Readiness readiness, boolean withDetail) {
         JsonArrayBuilder checks = Json.createArrayBuilder();
         for (Readiness.Check c : readiness.checks()) {
+            JsonObjectBuilder data = Json.createObjectBuilder().add("reason", c.reason());
+            if (withDetail) data.add("detail", c.detail());
             checks.add(Json.createObjectBuilder()
                     .add("name", c.name())
                     .add("status", c.up() ? "UP" : "DOWN")
-                    .add("data", Json.createObjectBuilder().add("detail", c.detail())));
+                    .add("data", data));
         }
-        return answer(up, checks);
+        return answer(readiness.isReady(), checks);
     }
 
     @GET

@@ -7,19 +7,26 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What {@code /health/ready} reports: one named check per start-up concern (database, schema; later issues add the
- * migration and the serve gate). Thread-safe; written by {@link ServerLifecycle}, read by every probe.
+ * What {@code /health/ready} reports: one named check per start-up concern (database, schema, storage, serve gate).
+ * Thread-safe; written by {@link ServerLifecycle} and {@link SyncRuntime}, read by every probe.
+ *
+ * <p>Each check has two texts. The {@code reason} is a coarse, fixed phrase ("unreachable", "installing", "refusing:
+ * schema migration in progress") that the unauthenticated probe shows; it never carries a path, a host, a user, a
+ * product version or a driver message. The {@code detail} is the operator's text with all of that, served only to
+ * the admin role ({@code GET admin/health}).
  */
 @ApplicationScoped
 public class Readiness {
-    /** One check's state; {@code detail} is operator-facing text without secrets. */
-    public record Check(String name, boolean up, String detail) { }
+    /** One check's state: {@code reason} for everyone, {@code detail} for the admin role only. */
+    public record Check(String name, boolean up, String reason, String detail) { }
 
     private final Map<String, Check> checks = new ConcurrentHashMap<>();
 
-    public void up(String name, String detail) { checks.put(name, new Check(name, true, detail)); }
+    public void up(String name, String reason, String detail) { checks.put(name, new Check(name, true, reason, detail)); }
 
-    public void down(String name, String detail) { checks.put(name, new Check(name, false, detail)); }
+    public void down(String name, String reason, String detail) {
+        checks.put(name, new Check(name, false, reason, detail));
+    }
 
     /** The checks in a stable order (by name). A server with no checks yet is not ready. */
     public List<Check> checks() {

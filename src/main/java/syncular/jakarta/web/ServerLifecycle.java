@@ -90,10 +90,10 @@ public class ServerLifecycle {
         }
         this.config = cfg;
         this.schema = compiled;
-        readiness.up(CHECK_SCHEMA, "schema version " + compiled.version() + ", " + compiled.tables().size()
+        readiness.up(CHECK_SCHEMA, "loaded", "schema version " + compiled.version() + ", " + compiled.tables().size()
                 + " table(s) from " + cfg.schema());
-        readiness.down(CHECK_DATABASE, "not checked yet");
-        readiness.down(CHECK_STORAGE, "waiting for the database");
+        readiness.down(CHECK_DATABASE, "not checked yet", "not checked yet");
+        readiness.down(CHECK_STORAGE, "waiting for the database", "waiting for the database");
         if (cfg.conformanceHost()) {
             LOG.log(Level.WARNING, "Syncular is in CONFORMANCE-HOST mode (syncular.conformance-host=true): "
                     + "test authentication and the /__conformance control plane are enabled. Never in production.");
@@ -117,10 +117,11 @@ public class ServerLifecycle {
                 if (!c.isValid(5)) throw new SQLException("connection is not valid");
                 String product = c.getMetaData().getDatabaseProductName() + " "
                         + c.getMetaData().getDatabaseProductVersion();
-                readiness.up(CHECK_DATABASE, product);
+                readiness.up(CHECK_DATABASE, "reachable", product);
                 LOG.log(Level.INFO, "Syncular database reachable ({0})", product);
                 if (!c.getMetaData().getDatabaseProductName().equals("PostgreSQL")) {
-                    readiness.down(CHECK_STORAGE, "the configured DataSource is not PostgreSQL: " + product);
+                    readiness.down(CHECK_STORAGE, "unsupported database",
+                            "the configured DataSource is not PostgreSQL: " + product);
                     LOG.log(Level.ERROR, "Syncular storage needs PostgreSQL; the configured DataSource is {0}", product);
                     return; // no retry: only a configuration change fixes this
                 }
@@ -130,13 +131,14 @@ public class ServerLifecycle {
         } catch (StorageException e) {
             // The database answers but refuses this schema (newer stored version, layout mismatch, ...): only an
             // operator or a peer's migration fixes that; keep reporting it and keep checking.
-            readiness.down(CHECK_STORAGE, e.code().code() + (e.details().isEmpty() ? "" : " " + e.details()));
+            readiness.down(CHECK_STORAGE, "schema refused",
+                    e.code().code() + (e.details().isEmpty() ? "" : " " + e.details()));
             LOG.log(Level.ERROR, "Syncular storage refused schema version {0}: {1} {2}", schema.version(),
                     e.code().code(), e.details());
             retryLater();
         } catch (SQLException | RuntimeException e) {
             String why = describe(e);
-            readiness.down(CHECK_DATABASE, "unreachable: " + why);
+            readiness.down(CHECK_DATABASE, "unreachable", "unreachable: " + why);
             LOG.log(Level.WARNING, "Syncular database unreachable ({0}); readiness DOWN, retrying", why);
             retryLater();
         }
@@ -151,9 +153,9 @@ public class ServerLifecycle {
     /** Installs or migrates the schema (memoized by storage), then opens the sync endpoint. */
     private void startStorage(DataSource ds) {
         if (runtime.parts().isPresent()) return;
-        readiness.down(CHECK_STORAGE, "installing schema version " + schema.version());
+        readiness.down(CHECK_STORAGE, "installing", "installing schema version " + schema.version());
         runtime.start(config, schema, ds, JtaTransactions.runner(transactions, ds));
-        readiness.up(CHECK_STORAGE, "schema version " + schema.version() + " installed");
+        readiness.up(CHECK_STORAGE, "installed", "schema version " + schema.version() + " installed");
         LOG.log(Level.INFO, "Syncular ready: schema version {0} installed", schema.version());
     }
 

@@ -29,6 +29,7 @@ import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.PartitionAdmission;
 import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
 import syncular.jakarta.sync.SyncHandler;
@@ -82,7 +83,8 @@ public class SyncRuntime {
         Optional<HostOverride> override = config.conformanceHost() && overrides.isResolvable()
                 ? Optional.of(overrides.get()) : Optional.empty();
         Clock clock = override.map(HostOverride::clock).orElse(Clock.SYSTEM);
-        PostgresServerStorage storage = new PostgresServerStorage(ds, runner, clock::nowMs);
+        PostgresServerStorage storage = new PostgresServerStorage(ds, runner, clock::nowMs,
+                config.limits().lockTimeoutMs());
         PostgresBackfillPositions positions = new PostgresBackfillPositions(storage, ds);
         positions.install();
         List<BackfillDefinition> definitions = new ArrayList<>(config.backfill().definitions());
@@ -108,7 +110,8 @@ public class SyncRuntime {
         PostgresSegmentStore segments = new PostgresSegmentStore(ds);
         segments.install();
         SyncHandler handler = new SyncHandler(storage, () -> schema, declarations::current, resolver, clock, settings,
-                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation());
+                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation(),
+                new PartitionAdmission(config.limits().admission()));
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
                 positions);
@@ -142,7 +145,7 @@ public class SyncRuntime {
         if (p == null) return false;
         Optional<String> refusal = p.declarations().refusal();
         if (refusal.isEmpty()) {
-            readiness.up(CHECK_SERVE_GATE, "serving schema version " + p.schema().version());
+            readiness.up(CHECK_SERVE_GATE, "serving", "serving schema version " + p.schema().version());
             return true;
         }
         String why = refusal.get();
@@ -151,7 +154,7 @@ public class SyncRuntime {
         if (previous == null || previous.up()) {
             LOG.log(Level.WARNING, "Syncular refuses sync requests (503 sync.schema_not_ready): {0}", why);
         }
-        readiness.down(CHECK_SERVE_GATE, "refusing: " + why);
+        readiness.down(CHECK_SERVE_GATE, "refusing: schema migration in progress", "refusing: " + why);
         return false;
     }
 

@@ -9,6 +9,8 @@ import org.eclipse.microprofile.config.Config;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.sync.Retention;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.PartitionAdmission;
 import syncular.jakarta.sync.SyncSettings;
 
 /**
@@ -66,9 +68,13 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param segmentTtlMs            {@code syncular.limits.segment-ttl-ms}: lifetime of a segment publication (§5.1)
      * @param responseSpillBytes      {@code syncular.limits.response-spill-bytes}: an encoded response body beyond
      *                                this goes to a temporary file before the serve-gate re-read, then streams
+     * @param admission               {@code syncular.limits.partition-concurrency}, {@code partition-queue},
+     *                                {@code partition-wait-ms}: requests of one partition handled / waiting at once
+     * @param lockTimeoutMs           {@code syncular.limits.lock-timeout-ms}: a push's wait for its partition lock
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
-                         int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes) {
+                         int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes,
+                         PartitionAdmission.Settings admission, long lockTimeoutMs) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs);
@@ -222,7 +228,21 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         }
         long segmentTtl = positive(config, "syncular.limits.segment-ttl-ms", 24L * 3600 * 1000);
         long spill = positive(config, "syncular.limits.response-spill-bytes", 1024L * 1024);
-        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill);
+        PartitionAdmission.Settings d = PartitionAdmission.Settings.DEFAULTS;
+        long concurrency = positive(config, "syncular.limits.partition-concurrency", d.concurrency());
+        long queue = parsed(config, "syncular.limits.partition-queue", Long::parseLong, "a whole number")
+                .orElse((long) d.queue());
+        if (queue < 0) throw new ConfigException("syncular.limits.partition-queue must be at least 0");
+        long waitMs = parsed(config, "syncular.limits.partition-wait-ms", Long::parseLong, "a whole number of ms")
+                .orElse(d.waitMs());
+        if (waitMs < 0) throw new ConfigException("syncular.limits.partition-wait-ms must be at least 0");
+        if (concurrency > 10_000 || queue > 100_000) {
+            throw new ConfigException("syncular.limits.partition-concurrency / partition-queue are implausibly large");
+        }
+        long lockTimeout = positive(config, "syncular.limits.lock-timeout-ms",
+                PostgresServerStorage.DEFAULT_LOCK_TIMEOUT_MS);
+        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill,
+                new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout);
     }
 
     private static long positive(Config config, String key, long dflt) {

@@ -1,6 +1,7 @@
 package syncular.jakarta.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
@@ -40,11 +41,18 @@ class DatabaseOutageIT extends DatabaseIsolation {
             HttpResponse<String> down = It.await(ready, r -> r.body().contains("unreachable"), Duration.ofSeconds(60));
             assertEquals(503, down.statusCode(), down.body());
             assertTrue(down.body().contains("\"status\":\"DOWN\""), down.body());
+            // issue 13: the driver's error (host, port, user, exception class) stays out of the public probe
+            assertFalse(down.body().contains("localhost") || down.body().contains("127.0.0.1"), down.body());
+            assertFalse(down.body().contains("Exception") || down.body().contains("refused"), down.body());
+            HttpResponse<String> detail = It.get(It.base("outage").resolve("admin/health"), It.ADMIN);
+            assertEquals(503, detail.statusCode(), detail.body());
+            assertTrue(detail.body().contains("unreachable: "), detail.body());
 
             EmbeddedPgSession.start();
             HttpResponse<String> up = It.await(ready, r -> r.statusCode() == 200, Duration.ofSeconds(60));
             assertTrue(up.body().contains("\"status\":\"UP\""), up.body());
-            assertTrue(up.body().contains("PostgreSQL"), up.body());
+            assertFalse(up.body().contains("PostgreSQL"), up.body());
+            assertTrue(It.get(It.base("outage").resolve("admin/health"), It.ADMIN).body().contains("PostgreSQL"));
         } finally {
             EmbeddedPgSession.start();
             deployer.undeploy("outage");

@@ -1,8 +1,10 @@
 package syncular.jakarta.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.URI;
 import java.net.URL;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
@@ -36,9 +38,24 @@ class FoundationIT extends DatabaseIsolation {
         assertTrue(ready.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
         assertTrue(ready.body().contains("\"status\":\"UP\""), ready.body());
         assertTrue(ready.body().contains("\"name\":\"database\""), ready.body());
-        assertTrue(ready.body().contains("PostgreSQL"), ready.body());
         assertTrue(ready.body().contains("\"name\":\"schema\""), ready.body());
-        assertTrue(ready.body().contains("schema version 1"), ready.body());
+        assertTrue(ready.body().contains("\"reason\":\"reachable\""), ready.body());
+        // issue 13: the public probe names no database product or version, no schema file, no version detail
+        assertFalse(ready.body().contains("PostgreSQL"), ready.body());
+        assertFalse(ready.body().contains("schema version"), ready.body());
+        assertFalse(ready.body().contains(".json"), ready.body());
+        assertFalse(ready.body().contains("detail"), ready.body());
+    }
+
+    @Test
+    void theAdminRoleSeesEachCheckWithItsDetail() throws Exception {
+        URI admin = base.toURI().resolve("admin/health");
+        assertEquals(401, It.get(admin).statusCode());
+        HttpResponse<String> r = It.get(admin, It.ADMIN);
+        assertEquals(200, r.statusCode(), r.body());
+        assertTrue(r.body().contains("PostgreSQL"), r.body());
+        assertTrue(r.body().contains("schema version 1"), r.body());
+        assertTrue(r.body().contains("\"reason\":\"reachable\""), r.body());
     }
 
     @Test

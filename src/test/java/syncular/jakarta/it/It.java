@@ -87,6 +87,10 @@ public final class It {
         return new String(all, from, all.length - from, StandardCharsets.UTF_8);
     }
 
+    /** The admin user src/test/servers/prepare.sh creates on both servers (group syncular-admin). */
+    public static final String[] ADMIN = {"Authorization", "Basic " + java.util.Base64.getEncoder()
+            .encodeToString("admin1:Adm1n!pass".getBytes(java.nio.charset.StandardCharsets.UTF_8))};
+
     public static HttpResponse<String> get(URI uri, String... headers) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).GET();
         if (headers.length > 0) b.headers(headers);

@@ -233,7 +233,9 @@ class RollingUpgradeMigrationIT extends DatabaseIsolation {
         assertTrue(segment.body().contains("\"projection\":\"" + NAME + "\""), segment.body());
         HttpResponse<String> ready = It.get(It.base("upgrade-plain").resolve("health/ready"));
         assertEquals(503, ready.statusCode(), ready.body());
-        assertTrue(ready.body().contains(NAME), ready.body());
+        assertTrue(ready.body().contains("schema migration in progress"), ready.body());
+        HttpResponse<String> detail = It.get(It.base("upgrade-plain").resolve("admin/health"), It.ADMIN);
+        assertTrue(detail.body().contains(NAME), "the admin role sees which projection: " + detail.body());
         assertEquals(200, round("upgrade-declaring").statusCode(), "the declaring process still serves");
     }
 

@@ -70,10 +70,28 @@ public final class PostgresServerStorage implements ServerStorage {
      * @param clock      milliseconds, for the times a migration stamps on installed checkpoints
      */
     public PostgresServerStorage(DataSource dataSource, TransactionRunner runner, LongSupplier clock) {
+        this(dataSource, runner, clock, DEFAULT_LOCK_TIMEOUT_MS);
+    }
+
+    /** The default of {@code syncular.limits.lock-timeout-ms}. */
+    public static final long DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+
+    /**
+     * @param lockTimeoutMs how long a push transaction waits for its partition lock before it fails with
+     *                      {@link syncular.jakarta.storage.StorageErrorCode#LOCK_NOT_AVAILABLE} (issue 13: a waiting
+     *                      push holds a pooled connection, so the wait must end)
+     */
+    public PostgresServerStorage(DataSource dataSource, TransactionRunner runner, LongSupplier clock,
+                                 long lockTimeoutMs) {
+        if (lockTimeoutMs < 1) throw new IllegalArgumentException("lockTimeoutMs must be at least 1");
         this.dataSource = dataSource;
         this.runner = runner;
         this.installer = new SchemaInstaller(dataSource, runner, clock);
+        this.lockForPushSql = "SET LOCAL lock_timeout = " + lockTimeoutMs + ";\n" + CommitLogSql.LOCK_PARTITION_FOR_PUSH;
     }
+
+    /** The push lock with this storage's lock timeout in front of it: still one round trip. */
+    final String lockForPushSql;
 
     // ------------------------------------------------------------------ schema
 

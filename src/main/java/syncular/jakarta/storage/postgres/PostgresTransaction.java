@@ -98,7 +98,7 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public void lockPartitionForPush() {
-        run(CommitLogSql.LOCK_PARTITION_FOR_PUSH, (ps, i) -> {
+        run(storage.lockForPushSql, (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             return i;
@@ -112,7 +112,7 @@ final class PostgresTransaction implements StorageTransaction {
         Map<String, List<String>> idsByTable = new LinkedHashMap<>();
         for (RowKey k : prefetch) idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
         List<RowTable> tables = new ArrayList<>();
-        StringBuilder sql = new StringBuilder(CommitLogSql.LOCK_PARTITION_FOR_PUSH).append(";\n")
+        StringBuilder sql = new StringBuilder(storage.lockForPushSql).append(";\n")
                 .append(CommitLogSql.READ_SERVE_GATE).append(";\n").append(CommitLogSql.GET_PUSH_RESULT);
         for (String table : idsByTable.keySet()) {
             RowTable t = storage.table(table);

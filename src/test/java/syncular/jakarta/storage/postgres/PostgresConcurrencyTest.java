@@ -158,4 +158,35 @@ class PostgresConcurrencyTest {
             pool.shutdownNow();
         }
     }
+
+    @Test @Timeout(60) @Seed("issue 13: a push's wait for its partition lock is bounded")
+    void aPushThatCannotGetThePartitionLockInTimeFailsLockNotAvailableAndKeepsNothing() throws Exception {
+        PostgresServerStorage bounded = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 0L, 200);
+        bounded.ensureSchema(schema, List.of());
+        String a = EmbeddedPostgresSupport.partition("timeout");
+        pushOne(a, "t0", TestSchemas.taskRow(schema, "t0", "p1", 1));
+        try (Connection holder = db.rawConnection()) {
+            holder.setAutoCommit(false);
+            storage.begin(holder, a).lockPartitionForPush();   // somebody holds A's lock and does not let go
+
+            syncular.jakarta.storage.StorageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    syncular.jakarta.storage.StorageException.class, () -> bounded.inTransaction(a, tx -> {
+                        tx.lockPartitionForPush();
+                        tx.upsertRow("tasks", TestSchemas.taskRow(schema, "t1", "p1", 1), 0);
+                        return null;
+                    }));
+            assertEquals(syncular.jakarta.storage.StorageErrorCode.LOCK_NOT_AVAILABLE, e.code());
+            holder.commit();
+        }
+        assertEquals(1, storage.getMaxCommitSeq(a), "nothing of the timed-out push was appended");
+        assertTrue(storage.inTransaction(a, tx -> tx.getRow("tasks", "t1")).isEmpty(), "nor written");
+        // the lock timeout is the push transaction's own (SET LOCAL): a later push of the same storage waits normally
+        assertEquals(2L, (long) storage.inTransaction(a, tx -> {
+            tx.lockPartitionForPush();
+            tx.upsertRow("tasks", TestSchemas.taskRow(schema, "t2", "p1", 1), 0);
+            long seq = tx.appendCommit(TestSchemas.upsertCommit("t2", TestSchemas.taskRow(schema, "t2", "p1", 1)));
+            tx.putPushResult("client-1", "t2", StoredPushResult.applied(seq, List.of()));
+            return seq;
+        }));
+    }
 }
