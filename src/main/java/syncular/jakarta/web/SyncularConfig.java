@@ -66,12 +66,16 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param segmentTtlMs            {@code syncular.limits.segment-ttl-ms}: lifetime of a segment publication (§5.1)
      * @param responseSpillBytes      {@code syncular.limits.response-spill-bytes}: an encoded response body beyond
      *                                this goes to a temporary file before the serve-gate re-read, then streams
+     * @param maxSubscriptionsPerRequest {@code syncular.limits.max-subscriptions-per-request}: SUBSCRIPTION frames
+     *                                one request may carry ({@code sync.invalid_request} beyond)
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
-                         int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes) {
+                         int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes,
+                         int maxSubscriptionsPerRequest) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
-            return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs);
+            return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
+                    maxSubscriptionsPerRequest);
         }
     }
 
@@ -217,12 +221,14 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long maxResponse = positive(config, "syncular.limits.max-response-bytes", 8L * 1024 * 1024);
         long maxOps = positive(config, "syncular.limits.max-operations-per-request", 500);
         long inline = positive(config, "syncular.limits.inline-segment-max-bytes", 256L * 1024);
-        if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE) {
+        long maxSubs = positive(config, "syncular.limits.max-subscriptions-per-request",
+                SyncSettings.DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST);
+        if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE || maxSubs > Integer.MAX_VALUE) {
             throw new ConfigException("syncular.limits.* values must fit in 32 bits");
         }
         long segmentTtl = positive(config, "syncular.limits.segment-ttl-ms", 24L * 3600 * 1000);
         long spill = positive(config, "syncular.limits.response-spill-bytes", 1024L * 1024);
-        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill);
+        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs);
     }
 
     private static long positive(Config config, String key, long dflt) {
