@@ -74,8 +74,31 @@ public final class PullProcessor {
         public long used() { return used; }
     }
 
-    /** A section's frames and the cursor it records for the retention watermark (active sections only). */
-    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active) { }
+    /**
+     * A section's frames and the cursor it records for the retention watermark (active sections only).
+     * {@code windowAfter} is the request cursor an incremental section read the log after, or -1 when it read none.
+     */
+    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active, long windowAfter) {
+        Section(List<ResponseFrame> frames, long nextCursor, boolean active) { this(frames, nextCursor, active, -1); }
+
+        public boolean readWindow() { return windowAfter >= 0; }
+    }
+
+    /**
+     * §4.6 after the log was read: the horizon passed to {@link #section} was read before the commit window, so a
+     * prune that committed in between deleted commits the window then silently lacked, and delivering it would move
+     * the cursor past them. {@code horizonNow} is re-read after every window of the response; a section whose cursor
+     * is now behind it answers the reset instead (no commits, the request cursor echoed), exactly as if the prune had
+     * come first. A section at or above the horizon read a complete window: the prune deletes only at or below it.
+     */
+    public Section recheckHorizon(Section section, Subscription sub, long horizonNow) {
+        if (!section.readWindow() || section.windowAfter() >= horizonNow) return section;
+        return reset(sub);
+    }
+
+    private static Section reset(Subscription sub) {
+        return new Section(List.of(SubStart.reset(sub.id()), new SubEnd(sub.cursor(), null)), sub.cursor(), false);
+    }
 
     public Section section(String partition, String logEpoch, CompiledSchema schema, PullLimits limits, Plan plan,
                            long maxSeq, long horizonSeq, int inlineMaxBytes, Budget budget) {
@@ -88,11 +111,7 @@ public final class PullProcessor {
         }
         Map<String, List<String>> effective = plan.effective().get();
         Optional<BootstrapToken> token = BootstrapToken.parse(sub.bootstrapStateJson(), sub.table());
-        if (token.isEmpty() && sub.cursor() >= 0 && sub.cursor() < horizonSeq) {
-            frames.add(SubStart.reset(sub.id()));
-            frames.add(new SubEnd(sub.cursor(), null));
-            return new Section(frames, sub.cursor(), false);
-        }
+        if (token.isEmpty() && sub.cursor() >= 0 && sub.cursor() < horizonSeq) return reset(sub);
         boolean bootstrapping = token.isPresent() || sub.cursor() < 0 || sub.cursor() > maxSeq;
         if (bootstrapping) {
             // A pin below the horizon can no longer be completed consistently: restart with a fresh pin (§4.7).
@@ -138,7 +157,7 @@ public final class PullProcessor {
         boolean exhausted = !budgetStop && returned <= limits.limitCommits() && deliveredCommits == commits.size();
         long nextCursor = exhausted ? Math.max(sub.cursor(), maxSeq) : Math.max(sub.cursor(), lastDelivered);
         frames.add(new SubEnd(nextCursor, null));
-        return new Section(frames, nextCursor, true);
+        return new Section(frames, nextCursor, true, sub.cursor());
     }
 
     /** Where an unfinished bootstrap resumes: after {@code rowCursor}, or from the start when it is null. */
