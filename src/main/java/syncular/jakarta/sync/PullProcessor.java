@@ -32,9 +32,17 @@ import syncular.jakarta.wire.Subscription;
  * split a commit, count changes, and advance the cursor over quiet stretches.
  *
  * <p>The response byte budget is shared by all sections: once it is spent, a section stops at a page or commit
- * boundary (the first page or commit of the response always goes) and its token or cursor carries the rest.
+ * boundary (the first page or commit of the response always goes) and its token or cursor carries the rest. A
+ * bootstrap page is capped in bytes as well as rows: one that can only go inline stops at what is left of the budget,
+ * one that may be published stops at the whole budget (its download is one response too); a row larger than the cap
+ * still goes, alone, so every response makes progress.
  */
 public final class PullProcessor {
+    /** What a SEGMENT_INLINE frame adds around its segment bytes (type and length). */
+    static final long INLINE_FRAME_OVERHEAD = 5;
+    /** A SEGMENT_REF frame's share of the response budget (descriptor, URL), closely enough. */
+    static final long REF_FRAME_BYTES = 256;
+
     private final ServerStorage storage;
     private final SegmentPublisher segments;
 
@@ -65,6 +73,11 @@ public final class PullProcessor {
         public Budget(long maxBytes) { this.maxBytes = maxBytes; }
 
         boolean allows(long more) { return !anythingSent || used + more <= maxBytes; }
+
+        long maxBytes() { return maxBytes; }
+
+        /** The most segment bytes an inline frame may still carry (the first frame of a response: the whole budget). */
+        long inlineRoom() { return (anythingSent ? maxBytes - used : maxBytes) - INLINE_FRAME_OVERHEAD; }
 
         void spend(long bytes) {
             used += bytes;
@@ -171,30 +184,60 @@ public final class PullProcessor {
                                   TableSchema table, Map<String, List<String>> effective, long asOf, String rowCursor,
                                   int inlineMaxBytes, Budget budget, List<ResponseFrame> frames) {
         String cursor = rowCursor;
+        boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
+        boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
         for (int page = 0; page < limits.maxSnapshotPages(); page++) {
             List<StoredRow> scanned = storage.scanRows(partition, new RowScanQuery(table.name(),
                     new ScopeFilter(effective), cursor, limits.limitSnapshotRows() + 1));
-            boolean hasMore = scanned.size() > limits.limitSnapshotRows();
-            List<StoredRow> rows = hasMore ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
-            byte[] bytes = encodeSegment(schema, table, rows);
-            if (!budget.allows(bytes.length)) return new Resume(cursor); // the token carries the rest
-            String nextRowCursor = hasMore ? rows.get(rows.size() - 1).rowId() : null;
-            boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
-            boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
-            if (canInline && (bytes.length <= inlineMaxBytes || !canExternal)) {
-                frames.add(new SegmentInline(bytes));
-                budget.spend(bytes.length + 5L);
+            List<StoredRow> rows = scanned.size() > limits.limitSnapshotRows()
+                    ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
+            Page p = page(schema, table, rows, canExternal ? budget.maxBytes() : budget.inlineRoom());
+            boolean hasMore = p.rows() < scanned.size();
+            String nextRowCursor = hasMore ? rows.get(p.rows() - 1).rowId() : null;
+            boolean inline = canInline && (p.bytes().length <= inlineMaxBytes || !canExternal);
+            if (!budget.allows(inline ? p.bytes().length + INLINE_FRAME_OVERHEAD : REF_FRAME_BYTES)) {
+                return new Resume(cursor); // the token carries the rest
+            }
+            if (inline) {
+                frames.add(new SegmentInline(p.bytes()));
+                budget.spend(p.bytes().length + INLINE_FRAME_OVERHEAD);
             } else {
                 ResponseFrame ref = segments.publish(new SegmentRequest(partition, logEpoch, table.name(),
-                        schema.version(), syncular.jakarta.wire.CanonicalJson.scopeDigest(effective), asOf, rows.size(),
-                        cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), bytes);
+                        schema.version(), syncular.jakarta.wire.CanonicalJson.scopeDigest(effective), asOf, p.rows(),
+                        cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), p.bytes());
                 frames.add(ref);
-                budget.spend(256);
+                budget.spend(REF_FRAME_BYTES);
             }
             if (!hasMore) return null;
             cursor = nextRowCursor;
         }
         return new Resume(cursor);
+    }
+
+    /** One page's segment: its first {@code rows} rows of the scan, encoded. */
+    private record Page(int rows, byte[] bytes) { }
+
+    /**
+     * The longest prefix of {@code rows} whose segment stays within {@code maxBytes} (at least one row, and all of an
+     * empty scan). The prefix is sized from the stored payloads, which the segment carries unchanged after a version
+     * each, then checked against the encoding itself.
+     */
+    static Page page(CompiledSchema schema, TableSchema table, List<StoredRow> rows, long maxBytes) {
+        long estimate = 64 + table.name().length();
+        for (var c : table.columns()) estimate += c.name().length() + 8;
+        int take = 0;
+        while (take < rows.size()) {
+            long next = estimate + 16 + rows.get(take).payload().length;
+            if (take > 0 && next > maxBytes) break;
+            estimate = next;
+            take++;
+        }
+        byte[] bytes = encodeSegment(schema, table, rows.subList(0, take));
+        while (bytes.length > maxBytes && take > 1) {
+            take = (int) Math.max(1, Math.min(take - 1, take * maxBytes / bytes.length));
+            bytes = encodeSegment(schema, table, rows.subList(0, take));
+        }
+        return new Page(take, bytes);
     }
 
     /**
