@@ -32,9 +32,17 @@ import syncular.jakarta.wire.Subscription;
  * split a commit, count changes, and advance the cursor over quiet stretches.
  *
  * <p>The response byte budget is shared by all sections: once it is spent, a section stops at a page or commit
- * boundary (the first page or commit of the response always goes) and its token or cursor carries the rest.
+ * boundary (the first page or commit of the response always goes) and its token or cursor carries the rest. A
+ * bootstrap page is capped in bytes as well as rows: one that can only go inline stops at what is left of the budget,
+ * one that may be published stops at the whole budget (its download is one response too); a row larger than the cap
+ * still goes, alone, so every response makes progress.
  */
 public final class PullProcessor {
+    /** What a SEGMENT_INLINE frame adds around its segment bytes (type and length). */
+    static final long INLINE_FRAME_OVERHEAD = 5;
+    /** A SEGMENT_REF frame's share of the response budget (descriptor, URL), closely enough. */
+    static final long REF_FRAME_BYTES = 256;
+
     private final ServerStorage storage;
     private final SegmentPublisher segments;
 
@@ -66,6 +74,11 @@ public final class PullProcessor {
 
         boolean allows(long more) { return !anythingSent || used + more <= maxBytes; }
 
+        long maxBytes() { return maxBytes; }
+
+        /** The most segment bytes an inline frame may still carry (the first frame of a response: the whole budget). */
+        long inlineRoom() { return (anythingSent ? maxBytes - used : maxBytes) - INLINE_FRAME_OVERHEAD; }
+
         void spend(long bytes) {
             used += bytes;
             anythingSent = true;
@@ -74,8 +87,31 @@ public final class PullProcessor {
         public long used() { return used; }
     }
 
-    /** A section's frames and the cursor it records for the retention watermark (active sections only). */
-    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active) { }
+    /**
+     * A section's frames and the cursor it records for the retention watermark (active sections only).
+     * {@code windowAfter} is the request cursor an incremental section read the log after, or -1 when it read none.
+     */
+    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active, long windowAfter) {
+        Section(List<ResponseFrame> frames, long nextCursor, boolean active) { this(frames, nextCursor, active, -1); }
+
+        public boolean readWindow() { return windowAfter >= 0; }
+    }
+
+    /**
+     * §4.6 after the log was read: the horizon passed to {@link #section} was read before the commit window, so a
+     * prune that committed in between deleted commits the window then silently lacked, and delivering it would move
+     * the cursor past them. {@code horizonNow} is re-read after every window of the response; a section whose cursor
+     * is now behind it answers the reset instead (no commits, the request cursor echoed), exactly as if the prune had
+     * come first. A section at or above the horizon read a complete window: the prune deletes only at or below it.
+     */
+    public Section recheckHorizon(Section section, Subscription sub, long horizonNow) {
+        if (!section.readWindow() || section.windowAfter() >= horizonNow) return section;
+        return reset(sub);
+    }
+
+    private static Section reset(Subscription sub) {
+        return new Section(List.of(SubStart.reset(sub.id()), new SubEnd(sub.cursor(), null)), sub.cursor(), false);
+    }
 
     public Section section(String partition, String logEpoch, CompiledSchema schema, PullLimits limits, Plan plan,
                            long maxSeq, long horizonSeq, int inlineMaxBytes, Budget budget) {
@@ -88,11 +124,7 @@ public final class PullProcessor {
         }
         Map<String, List<String>> effective = plan.effective().get();
         Optional<BootstrapToken> token = BootstrapToken.parse(sub.bootstrapStateJson(), sub.table());
-        if (token.isEmpty() && sub.cursor() >= 0 && sub.cursor() < horizonSeq) {
-            frames.add(SubStart.reset(sub.id()));
-            frames.add(new SubEnd(sub.cursor(), null));
-            return new Section(frames, sub.cursor(), false);
-        }
+        if (token.isEmpty() && sub.cursor() >= 0 && sub.cursor() < horizonSeq) return reset(sub);
         boolean bootstrapping = token.isPresent() || sub.cursor() < 0 || sub.cursor() > maxSeq;
         if (bootstrapping) {
             // A pin below the horizon can no longer be completed consistently: restart with a fresh pin (§4.7).
@@ -138,7 +170,7 @@ public final class PullProcessor {
         boolean exhausted = !budgetStop && returned <= limits.limitCommits() && deliveredCommits == commits.size();
         long nextCursor = exhausted ? Math.max(sub.cursor(), maxSeq) : Math.max(sub.cursor(), lastDelivered);
         frames.add(new SubEnd(nextCursor, null));
-        return new Section(frames, nextCursor, true);
+        return new Section(frames, nextCursor, true, sub.cursor());
     }
 
     /** Where an unfinished bootstrap resumes: after {@code rowCursor}, or from the start when it is null. */
@@ -152,30 +184,60 @@ public final class PullProcessor {
                                   TableSchema table, Map<String, List<String>> effective, long asOf, String rowCursor,
                                   int inlineMaxBytes, Budget budget, List<ResponseFrame> frames) {
         String cursor = rowCursor;
+        boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
+        boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
         for (int page = 0; page < limits.maxSnapshotPages(); page++) {
             List<StoredRow> scanned = storage.scanRows(partition, new RowScanQuery(table.name(),
                     new ScopeFilter(effective), cursor, limits.limitSnapshotRows() + 1));
-            boolean hasMore = scanned.size() > limits.limitSnapshotRows();
-            List<StoredRow> rows = hasMore ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
-            byte[] bytes = encodeSegment(schema, table, rows);
-            if (!budget.allows(bytes.length)) return new Resume(cursor); // the token carries the rest
-            String nextRowCursor = hasMore ? rows.get(rows.size() - 1).rowId() : null;
-            boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
-            boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
-            if (canInline && (bytes.length <= inlineMaxBytes || !canExternal)) {
-                frames.add(new SegmentInline(bytes));
-                budget.spend(bytes.length + 5L);
+            List<StoredRow> rows = scanned.size() > limits.limitSnapshotRows()
+                    ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
+            Page p = page(schema, table, rows, canExternal ? budget.maxBytes() : budget.inlineRoom());
+            boolean hasMore = p.rows() < scanned.size();
+            String nextRowCursor = hasMore ? rows.get(p.rows() - 1).rowId() : null;
+            boolean inline = canInline && (p.bytes().length <= inlineMaxBytes || !canExternal);
+            if (!budget.allows(inline ? p.bytes().length + INLINE_FRAME_OVERHEAD : REF_FRAME_BYTES)) {
+                return new Resume(cursor); // the token carries the rest
+            }
+            if (inline) {
+                frames.add(new SegmentInline(p.bytes()));
+                budget.spend(p.bytes().length + INLINE_FRAME_OVERHEAD);
             } else {
                 ResponseFrame ref = segments.publish(new SegmentRequest(partition, logEpoch, table.name(),
-                        schema.version(), syncular.jakarta.wire.CanonicalJson.scopeDigest(effective), asOf, rows.size(),
-                        cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), bytes);
+                        schema.version(), syncular.jakarta.wire.CanonicalJson.scopeDigest(effective), asOf, p.rows(),
+                        cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), p.bytes());
                 frames.add(ref);
-                budget.spend(256);
+                budget.spend(REF_FRAME_BYTES);
             }
             if (!hasMore) return null;
             cursor = nextRowCursor;
         }
         return new Resume(cursor);
+    }
+
+    /** One page's segment: its first {@code rows} rows of the scan, encoded. */
+    private record Page(int rows, byte[] bytes) { }
+
+    /**
+     * The longest prefix of {@code rows} whose segment stays within {@code maxBytes} (at least one row, and all of an
+     * empty scan). The prefix is sized from the stored payloads, which the segment carries unchanged after a version
+     * each, then checked against the encoding itself.
+     */
+    static Page page(CompiledSchema schema, TableSchema table, List<StoredRow> rows, long maxBytes) {
+        long estimate = 64 + table.name().length();
+        for (var c : table.columns()) estimate += c.name().length() + 8;
+        int take = 0;
+        while (take < rows.size()) {
+            long next = estimate + 16 + rows.get(take).payload().length;
+            if (take > 0 && next > maxBytes) break;
+            estimate = next;
+            take++;
+        }
+        byte[] bytes = encodeSegment(schema, table, rows.subList(0, take));
+        while (bytes.length > maxBytes && take > 1) {
+            take = (int) Math.max(1, Math.min(take - 1, take * maxBytes / bytes.length));
+            bytes = encodeSegment(schema, table, rows.subList(0, take));
+        }
+        return new Page(take, bytes);
     }
 
     /**

@@ -9,6 +9,7 @@ import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.CommitValidator;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ValidatedOperation;
+import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.ScopePattern;
 import syncular.jakarta.schema.TableSchema;
@@ -31,6 +32,7 @@ import syncular.jakarta.wire.PushResultDetails;
 import syncular.jakarta.wire.RejectionDetails;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.RowCodec;
+import syncular.jakarta.wire.TypeTag;
 
 /**
  * Applies one PUSH_COMMIT (SPEC §6, ARCHITECTURE request step 4): an optimistic idempotency lookup, then one
@@ -253,6 +255,8 @@ public final class PushProcessor {
                     mutated = true;
                 }
             }
+            Applied unsupported = refuseCrdtAndBlobValues(table, values, i);
+            if (unsupported != null) return unsupported;
             byte[] payload = mutated ? RowCodec.encode(table.descriptors(), values) : op.payload();
             long version = s.serverVersion() + 1;
             if (validating) {
@@ -278,6 +282,8 @@ public final class PushProcessor {
         if (!Scopes.authorizeWrite(table, extracted.scopes(), allowed)) {
             return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "insert denied by scope authorization (§3.4)");
         }
+        Applied unsupported = refuseCrdtAndBlobValues(table, values, i);
+        if (unsupported != null) return unsupported;
         if (validating) {
             OperationResult rejected = hooks.validate(new ValidatedOperation(i, false, table.name(), op.rowId(),
                     ValidationReads.values(table, values), null, null, 1L), true);
@@ -285,6 +291,31 @@ public final class PushProcessor {
         }
         tx.upsertRow(table.name(), new StoredRow(op.rowId(), 1, extracted.scopes(), op.payload()), i);
         return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), 1, extracted.scopes(), op.payload()));
+    }
+
+    /**
+     * Where the reference merges {@code crdt} columns and checks {@code blob_ref} existence (REF push.ts: after the
+     * scope strip, before the validator), in its order. This server has neither a CRDT merger registry nor a blob
+     * store, so it answers as the reference does without them: a non-NULL {@code crdt} value is
+     * {@code sync.crdt_merge_failed} (§5.10.2; storing it last-write-wins would silently lose concurrent edits) and
+     * a non-NULL {@code blob_ref} is {@code blob.not_found} (§5.9.6, §6.6: no referenced blob exists). NULL is an
+     * ordinary write for both (a clear, "no attachment"). Non-retryable; the message names no row data.
+     */
+    private static Applied refuseCrdtAndBlobValues(TableSchema table, Object[] values, int i) {
+        List<ColumnSchema> columns = table.columns();
+        for (int c = 0; c < columns.size(); c++) {
+            if (columns.get(c).type() == TypeTag.CRDT && values[c] != null) {
+                return Applied.reject(i, ErrorCode.SYNC_CRDT_MERGE_FAILED, "no CRDT merger registered for crdtType "
+                        + Json.write(columns.get(c).crdtType()) + " (§5.10.2)");
+            }
+        }
+        for (int c = 0; c < columns.size(); c++) {
+            if (columns.get(c).type() == TypeTag.BLOB_REF && values[c] != null) {
+                return Applied.reject(i, ErrorCode.BLOB_NOT_FOUND,
+                        "row references a blob but the server has no blob store (§5.9.6)");
+            }
+        }
+        return null;
     }
 
     private static Map<String, Object> storedValues(TableSchema table, StoredRow stored) {

@@ -42,9 +42,6 @@ import syncular.jakarta.wire.WireVersion;
  * after it they end the body with ERROR + END.
  */
 public final class SyncHandler {
-    /** SPEC §1.5 / docs/REMOTE.md: client ids of server-side commands; never accepted from clients. */
-    static final String REMOTE_COMMAND_PREFIX = "[\"remote-command\",";
-
     private final ServerStorage storage;
     private final Supplier<CompiledSchema> schema;
     private final Supplier<List<CheckpointDeclaration>> declarations;
@@ -188,9 +185,17 @@ public final class SyncHandler {
                 long maxSeq = storage.getMaxCommitSeq(partition);
                 long horizon = storage.getHorizonSeq(partition);
                 PullProcessor.Budget budget = new PullProcessor.Budget(settings.maxResponseBytes());
+                List<PullProcessor.Section> sections = new ArrayList<>(plans.size());
                 for (PullProcessor.Plan plan : plans) {
-                    PullProcessor.Section section = pull.section(partition, registry.logEpoch(), running, limits, plan,
-                            maxSeq, horizon, settings.inlineSegmentMaxBytes(), budget);
+                    sections.add(pull.section(partition, registry.logEpoch(), running, limits, plan, maxSeq, horizon,
+                            settings.inlineSegmentMaxBytes(), budget));
+                }
+                // §4.6: one horizon re-read after every window of the response, only when a window was read
+                long horizonAfter = sections.stream().anyMatch(PullProcessor.Section::readWindow)
+                        ? storage.getHorizonSeq(partition) : horizon;
+                for (int i = 0; i < sections.size(); i++) {
+                    PullProcessor.Section section = pull.recheckHorizon(sections.get(i), plans.get(i).subscription(),
+                            horizonAfter);
                     frames.addAll(section.frames());
                     if (section.active()) cursors.add(section.nextCursor());
                 }
@@ -234,10 +239,7 @@ public final class SyncHandler {
     private void validateRequest(Identity identity, ReqHeader header, List<PushCommit> pushes,
                                  Optional<PullHeader> pullHeader, List<Subscription> subscriptions,
                                  CompiledSchema running) {
-        if (header.clientId().startsWith(REMOTE_COMMAND_PREFIX)) {
-            throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
-                    "clientId uses a reserved server-command namespace (§1.5)");
-        }
+        ClientIds.refuseReserved(header.clientId());
         Optional<ClientRecord> record = storage.getClientRecord(identity.partition(), header.clientId());
         if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
             throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
@@ -252,6 +254,11 @@ public final class SyncHandler {
                 && !pullHeader.get().accepts(PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS)) {
             throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST,
                     "accept must include rows-segment support (bits 0 and 1, §4.2)");
+        }
+        if (subscriptions.size() > settings.maxSubscriptionsPerRequest()) {
+            // no catalog code is specific to this cap (§4.1, §10.2 name none): a malformed request
+            throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST, "the request carries " + subscriptions.size()
+                    + " subscriptions (cap " + settings.maxSubscriptionsPerRequest() + ")");
         }
         Set<String> ids = new HashSet<>();
         for (Subscription s : subscriptions) {

@@ -3,12 +3,23 @@ package syncular.jakarta.sync;
 /**
  * Server-side limits of the protocol engine (SPEC-DIGEST §4 defaults; {@code syncular.limits.*}).
  *
- * @param maxOperationsPerRequest §6.1 operation cap over all PUSH_COMMITs of a request (REF default 500)
- * @param inlineSegmentMaxBytes   §5.7 largest rows segment sent inline when the client also accepts references
- * @param maxResponseBytes        byte budget of one response body; sections stop at a page/commit boundary
- * @param segmentTtlMs            lifetime of a published segment (§5.1, default 24 h)
+ * @param maxOperationsPerRequest    §6.1 operation cap over all PUSH_COMMITs of a request (REF default 500)
+ * @param inlineSegmentMaxBytes      §5.7 largest rows segment sent inline when the client also accepts references
+ * @param maxResponseBytes           byte budget of one response body; sections stop at a page/commit boundary, and
+ *                                   no single bootstrap page (inline or published) is larger
+ * @param segmentTtlMs               lifetime of a published segment (§5.1, default 24 h)
+ * @param maxSubscriptionsPerRequest SUBSCRIPTION frames one request may carry; each costs a log or row scan, so
+ *                                   an uncapped list lets one request occupy the database (the spec sets no cap)
  */
 public record SyncSettings(int maxOperationsPerRequest, int inlineSegmentMaxBytes, long maxResponseBytes,
-                           long segmentTtlMs) {
-    public static final SyncSettings DEFAULTS = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 24L * 3600 * 1000);
+                           long segmentTtlMs, int maxSubscriptionsPerRequest) {
+    /** Far above what real apps send (a few, or tens with §4.8 windowing), low enough to bound one request. */
+    public static final int DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST = 1000;
+
+    public static final SyncSettings DEFAULTS = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 24L * 3600 * 1000,
+            DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST);
+
+    public SyncSettings withMaxSubscriptionsPerRequest(int max) {
+        return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs, max);
+    }
 }

@@ -9,6 +9,8 @@ import syncular.jakarta.host.RowValidator;
 import syncular.jakarta.host.ValidatedOperation;
 import syncular.jakarta.host.ValidationRejection;
 import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.RejectionDetails;
 
@@ -20,7 +22,10 @@ import syncular.jakarta.wire.RejectionDetails;
  * <p>A deliberate {@link ValidationRejection} becomes an {@code error} record with the host code, not retryable,
  * and its details as PUSH_RESULT_DETAILS, stored with the outcome so a replay repeats it (§6.3.1). Anything else a
  * validator throws, and any failed read, becomes {@code sync.constraint_violation} (§6.7) — the thrown message stays
- * in the server log, never on the wire.
+ * in the server log, never on the wire — except a read that failed for a transient database reason (serialization
+ * failure, deadlock, lock timeout, lost connection: {@link StorageErrorCode#retryable()}). That is no verdict on the
+ * commit, so it is rethrown: the push transaction rolls back, nothing is stored, and the client's retry of the same
+ * commit is validated afresh.
  */
 public final class Validation {
     private static final System.Logger LOG = System.getLogger(Validation.class.getName());
@@ -92,6 +97,7 @@ public final class Validation {
         try {
             callback.run();
         } catch (ValidationRejection r) {
+            rethrowTransientReadFailure(reads);
             // a row validator rejects the operation it validates; only a commit validator names one
             int blamed = operationCount == null ? opIndex : r.opIndex().orElse(opIndex);
             if (operationCount != null && (r.opIndex().isEmpty() || blamed >= operationCount)) {
@@ -104,15 +110,25 @@ public final class Validation {
             return Optional.of(new OperationResult.Failed(blamed, r.code(), r.getMessage(), false,
                     r.details().map(RejectionDetails::toJson).orElse(null)));
         } catch (RuntimeException e) {
+            rethrowTransientReadFailure(reads);
             LOG.log(Level.WARNING, "a validator failed unexpectedly; answering sync.constraint_violation", e);
             return Optional.of(constraintViolation(opIndex));
         }
+        rethrowTransientReadFailure(reads);
         if (reads.failure().isPresent()) {
             LOG.log(Level.WARNING, "a validator accepted after one of its reads failed; answering "
                     + "sync.constraint_violation", reads.failure().get());
             return Optional.of(constraintViolation(opIndex));
         }
         return Optional.empty();
+    }
+
+    /** Whatever the validator did with it, a transient read failure ends the push as an infrastructure failure. */
+    private static void rethrowTransientReadFailure(ValidationReads reads) {
+        if (reads.failure().isPresent() && reads.failure().get() instanceof StorageException e
+                && e.code().retryable()) {
+            throw e;
+        }
     }
 
     private static OperationResult.Failed constraintViolation(int opIndex) {

@@ -23,7 +23,8 @@ import syncular.jakarta.wire.RowCodec;
  * <p>A read that fails poisons the context: after a failed statement PostgreSQL refuses every further statement of
  * the transaction until it rolls back, so the commit cannot go on even if the validator swallows the exception. The
  * push asks {@link #failure()} after each callback and rejects the commit ({@code sync.constraint_violation}) —
- * the rollback to the push savepoint then makes the transaction usable for storing that rejection.
+ * the rollback to the push savepoint then makes the transaction usable for storing that rejection — unless the
+ * failure was transient, which {@link Validation} rethrows so the whole transaction rolls back unstored.
  */
 final class ValidationReads implements ValidationContext {
     /** §6.8: scan limits are integers from 1 through 1,000. */

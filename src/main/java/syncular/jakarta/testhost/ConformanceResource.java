@@ -74,7 +74,8 @@ public class ConformanceResource {
                             : (int) number(l.get("inlineSegmentMaxBytes"), "limits.inlineSegmentMaxBytes"),
                     defaults.maxResponseBytes(),
                     l.get("segmentTtlMs") == null ? defaults.segmentTtlMs()
-                            : number(l.get("segmentTtlMs"), "limits.segmentTtlMs"));
+                            : number(l.get("segmentTtlMs"), "limits.segmentTtlMs"),
+                    defaults.maxSubscriptionsPerRequest());
         }
         synchronized (ConformanceResource.class) {
             new PostgresConformanceSupport(parts.dataSource()).wipe(parts.runner());

@@ -175,9 +175,17 @@ public class SyncRuntime {
         return credentials -> Optional.of(fixed);
     }
 
+    /**
+     * The scope resolver when no {@link ScopeResolver} bean is deployed. {@code syncular.auth.fixed.allowed-scopes}
+     * is fixed mode's grant and nobody else's: outside fixed mode (jwt, or a deployer's own Authenticator bean) the
+     * grant is what the identity carries (a JWT's scopes claim), and an identity carrying none is granted nothing.
+     */
     static ScopeResolver builtInResolver(SyncularConfig config, CompiledSchema schema) {
-        if (config.auth().jwt().isPresent()) {
-            // the token's scopes claim is the grant; a token without one grants nothing
+        if (!config.auth().mode().filter("fixed"::equals).isPresent()) {
+            if (!config.auth().allowedScopes().isEmpty()) {
+                LOG.log(Level.WARNING, "syncular.auth.fixed.allowed-scopes is ignored: it applies only with "
+                        + "syncular.auth.mode=fixed; scopes come from the authenticated identity");
+            }
             return identity -> identity.grantedScopes() == null ? Map.of() : identity.grantedScopes();
         }
         Map<String, List<String>> allowed = config.auth().allowedScopes();

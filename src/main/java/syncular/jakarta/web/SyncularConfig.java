@@ -68,16 +68,19 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param segmentTtlMs            {@code syncular.limits.segment-ttl-ms}: lifetime of a segment publication (§5.1)
      * @param responseSpillBytes      {@code syncular.limits.response-spill-bytes}: an encoded response body beyond
      *                                this goes to a temporary file before the serve-gate re-read, then streams
+     * @param maxSubscriptionsPerRequest {@code syncular.limits.max-subscriptions-per-request}: SUBSCRIPTION frames
+     *                                one request may carry ({@code sync.invalid_request} beyond)
      * @param admission               {@code syncular.limits.partition-concurrency}, {@code partition-queue},
      *                                {@code partition-wait-ms}: requests of one partition handled / waiting at once
      * @param lockTimeoutMs           {@code syncular.limits.lock-timeout-ms}: a push's wait for its partition lock
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
                          int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes,
-                         PartitionAdmission.Settings admission, long lockTimeoutMs) {
+                         int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission, long lockTimeoutMs) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
-            return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs);
+            return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
+                    maxSubscriptionsPerRequest);
         }
     }
 
@@ -223,7 +226,9 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long maxResponse = positive(config, "syncular.limits.max-response-bytes", 8L * 1024 * 1024);
         long maxOps = positive(config, "syncular.limits.max-operations-per-request", 500);
         long inline = positive(config, "syncular.limits.inline-segment-max-bytes", 256L * 1024);
-        if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE) {
+        long maxSubs = positive(config, "syncular.limits.max-subscriptions-per-request",
+                SyncSettings.DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST);
+        if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE || maxSubs > Integer.MAX_VALUE) {
             throw new ConfigException("syncular.limits.* values must fit in 32 bits");
         }
         long segmentTtl = positive(config, "syncular.limits.segment-ttl-ms", 24L * 3600 * 1000);
@@ -241,7 +246,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         }
         long lockTimeout = positive(config, "syncular.limits.lock-timeout-ms",
                 PostgresServerStorage.DEFAULT_LOCK_TIMEOUT_MS);
-        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill,
+        return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs,
                 new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout);
     }
 

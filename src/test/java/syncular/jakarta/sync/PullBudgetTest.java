@@ -125,6 +125,61 @@ class PullBudgetTest {
         }
     }
 
+    /**
+     * A page is capped in bytes as well as rows (issue 13 item 9b): with a page size of 1,000 rows a single page of
+     * this table (~4.5 KB) would be the response's first page and go out whole, past the budget. It must stop at the
+     * budget, the token carrying the rest, and resuming must deliver every row exactly once.
+     */
+    @Test
+    void aPageStopsAtTheByteBudgetEvenWhenItIsTheResponsesFirstPage() {
+        PullLimits limits = new PullLimits(1000, 1000, 50, PullHeader.ACCEPT_INLINE_ROWS);
+        long maxSeq = storage.getMaxCommitSeq(partition);
+        int budgetBytes = 1_000;
+        List<String> delivered = new ArrayList<>();
+        long cursor = -1;
+        String token = null;
+        int responses = 0;
+        do {
+            PullProcessor.Budget budget = new PullProcessor.Budget(budgetBytes);
+            PullProcessor.Section section = pull.section(partition, "epoch", SCHEMA, limits,
+                    plan("s", "pa", cursor, token), maxSeq, 0, 1 << 20, budget);
+            long inlineBytes = 0;
+            for (ResponseFrame f : section.frames()) {
+                if (f instanceof SegmentInline s) inlineBytes += s.payload().length;
+            }
+            assertTrue(inlineBytes <= budgetBytes, "a response carried " + inlineBytes + " segment bytes");
+            List<String> ids = rows(section.frames());
+            assertFalse(ids.isEmpty(), "every response makes progress");
+            delivered.addAll(ids);
+            SubEnd end = (SubEnd) section.frames().get(section.frames().size() - 1);
+            cursor = end.nextCursor();
+            token = end.bootstrapStateJson();
+        } while (token != null && responses++ < 100);
+        assertTrue(responses > 2, "the byte cap must have split the page over several responses");
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 30; i++) expected.add("pa-" + String.format("%03d", i));
+        assertEquals(expected, delivered, "every row once, in row-id order");
+        assertEquals(maxSeq, cursor);
+    }
+
+    /** An externally delivered segment is capped too: a published page never exceeds the response budget. */
+    @Test
+    void aPublishedSegmentStopsAtTheByteBudget() {
+        List<byte[]> published = new ArrayList<>();
+        PullProcessor external = new PullProcessor(storage, (request, bytes) -> {
+            published.add(bytes);
+            return new SegmentInline(bytes);
+        });
+        PullLimits limits = new PullLimits(1000, 1000, 50, PullHeader.ACCEPT_EXTERNAL_ROWS);
+        long maxSeq = storage.getMaxCommitSeq(partition);
+        PullProcessor.Section section = external.section(partition, "epoch", SCHEMA, limits,
+                plan("s", "pb", -1, null), maxSeq, 0, 256, new PullProcessor.Budget(1_500));
+        assertTrue(published.size() > 1, "the 30 rows did not fit one 1,500-byte segment");
+        for (byte[] b : published) assertTrue(b.length <= 1_500, "a segment of " + b.length + " bytes");
+        assertEquals(30, rows(section.frames()).size(), "every row in this one response (pages are cheap refs)");
+        assertEquals(null, ((SubEnd) section.frames().get(section.frames().size() - 1)).bootstrapStateJson());
+    }
+
     @Test
     void anIncrementalWindowUnderASmallBudgetEndsOnACommitBoundaryAndTheNextPullContinues() {
         PullLimits limits = new PullLimits(1000, 1000, 4, PullHeader.ACCEPT_INLINE_ROWS);

@@ -267,6 +267,44 @@ class ValidationPushTest {
         assertEquals(o.result(), apply("c1", upsert("a", "p1", "x")).result(), "the rejection was stored");
     }
 
+    /**
+     * A transient database failure in a validator read (here a serialization failure, SQLSTATE 40001, raised on the
+     * first call only) is no verdict on the commit: the transaction rolls back, nothing is stored, the caller gets a
+     * retryable storage failure, and the client's next push of the same commit is validated afresh and applies.
+     */
+    @Test
+    void aTransientReadFailureIsRetryableAndNeverStoredAsARejection() throws Exception {
+        try (java.sql.Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+            s.execute("CREATE SEQUENCE IF NOT EXISTS flaky_calls");
+            s.execute("""
+                    CREATE OR REPLACE FUNCTION flaky_read() RETURNS int LANGUAGE plpgsql AS $$
+                    BEGIN
+                      IF nextval('flaky_calls') = 1 THEN
+                        RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001';
+                      END IF;
+                      RETURN 1;
+                    END $$""");
+        }
+        AtomicInteger calls = new AtomicInteger();
+        rowRule((op, ctx) -> {
+            calls.incrementAndGet();
+            try {
+                ctx.query("SELECT flaky_read() AS n", List.of());
+            } catch (RuntimeException swallowed) {
+                // even a validator that swallows the failure must not turn it into a verdict
+            }
+        });
+        syncular.jakarta.storage.StorageException e = assertThrows(syncular.jakarta.storage.StorageException.class,
+                () -> apply("c1", upsert("a", "p1", "x")));
+        assertTrue(e.code().retryable(), e.code().code());
+        assertTrue(storage.getPushResult(partition, "client-1", "c1").isEmpty(), "no rejection was stored");
+        assertTrue(storage.getRow(partition, "tasks", "a").isEmpty());
+
+        PushProcessor.Outcome retried = apply("c1", upsert("a", "p1", "x"));
+        assertEquals(PushResult.Status.APPLIED, retried.result().status(), "the same commit applies on retry");
+        assertEquals(2, calls.get(), "the retry ran the validator again");
+    }
+
     @Test
     void badReadsFailLoudly() {
         List<String> sqls = List.of("DELETE FROM tasks", "SELECT 1; SELECT 2",

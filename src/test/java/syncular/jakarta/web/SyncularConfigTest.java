@@ -55,6 +55,44 @@ class SyncularConfigTest {
         assertTrue(SyncularConfig.from(config(with("syncular.conformance-host", "TRUE"))).conformanceHost());
     }
 
+    @Test
+    void capsSubscriptionsPerRequestWithAGenerousDefault() {
+        assertEquals(1000, SyncularConfig.from(config(DB)).limits().settings().maxSubscriptionsPerRequest());
+        assertEquals(12, SyncularConfig.from(config(with("syncular.limits.max-subscriptions-per-request", "12")))
+                .limits().settings().maxSubscriptionsPerRequest());
+        assertMessage(with("syncular.limits.max-subscriptions-per-request", "many"),
+                "syncular.limits.max-subscriptions-per-request must be a whole number");
+        assertMessage(with("syncular.limits.max-subscriptions-per-request", "0"),
+                "syncular.limits.max-subscriptions-per-request must be at least 1");
+    }
+
+    private static final syncular.jakarta.schema.CompiledSchema TASKS = syncular.jakarta.storage.TestSchemas.tasks(1);
+    private static final Map<String, java.util.List<String>> TOKEN_GRANT = Map.of("project_id", java.util.List.of("p1"));
+
+    /** Issue 13 item 9e: {@code syncular.auth.fixed.allowed-scopes} is fixed mode's grant and nobody else's. */
+    @Test
+    void allowedScopesAreTheResolverOnlyInFixedMode() {
+        Map<String, String> fixed = with("syncular.auth.mode", "fixed");
+        fixed.put("syncular.auth.fixed.allowed-scopes", "*");
+        assertEquals(Map.of("project_id", java.util.List.of("*")), SyncRuntime.builtInResolver(
+                SyncularConfig.from(config(fixed)), TASKS).resolveScopes(new syncular.jakarta.host.Identity("a", "p")));
+
+        // no built-in authentication: a deployer's Authenticator bean decides who, and its identity what
+        Map<String, String> deployer = with("syncular.auth.fixed.allowed-scopes", "*");
+        syncular.jakarta.host.ScopeResolver r = SyncRuntime.builtInResolver(SyncularConfig.from(config(deployer)), TASKS);
+        assertEquals(Map.of(), r.resolveScopes(new syncular.jakarta.host.Identity("a", "p")),
+                "an identity that carries no grant gets nothing, not the fixed-mode wildcard");
+        assertEquals(TOKEN_GRANT, r.resolveScopes(new syncular.jakarta.host.Identity("a", "p", TOKEN_GRANT)));
+
+        Map<String, String> jwt = with("syncular.auth.mode", "jwt");
+        jwt.put("syncular.auth.jwt.hs256-secret", "s".repeat(32));
+        jwt.put("syncular.auth.fixed.allowed-scopes", "*");
+        syncular.jakarta.host.ScopeResolver j = SyncRuntime.builtInResolver(SyncularConfig.from(config(jwt)), TASKS);
+        assertEquals(TOKEN_GRANT, j.resolveScopes(new syncular.jakarta.host.Identity("a", "p", TOKEN_GRANT)),
+                "jwt mode: the token's scopes claim");
+        assertEquals(Map.of(), j.resolveScopes(new syncular.jakarta.host.Identity("a", "p")));
+    }
+
     private static Map<String, String> with(String key, String value) {
         Map<String, String> m = new HashMap<>(DB);
         m.put(key, value);
