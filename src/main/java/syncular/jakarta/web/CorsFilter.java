@@ -46,12 +46,17 @@ public class CorsFilter extends HttpFilter {
         chain.doFilter(req, res);
     }
 
+    /** {@code syncular.cors.allowed-origins} as a set (also the WebSocket upgrade's Origin check). */
+    static Set<String> parseOrigins(String raw) {
+        return Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+    }
+
     private Set<String> origins() {
         Set<String> o = origins;
         if (o == null) {
             String raw = ConfigProvider.getConfig().getOptionalValue("syncular.cors.allowed-origins", String.class)
                     .orElse("");
-            o = Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+            o = parseOrigins(raw);
             origins = o;
         }
         return o;
