@@ -251,6 +251,37 @@ class RealtimeLimitsTest {
         assertEquals(1, hub.sessionCount());
     }
 
+    @Test
+    void everySocketRoundResolvesScopesAfreshAsAnHttpRequestDoes() {
+        // the grant changes after connect: a round must see the new answer, not the one resolved at connect
+        java.util.concurrent.atomic.AtomicReference<Map<String, List<String>>> grant =
+                new java.util.concurrent.atomic.AtomicReference<>(Map.of("project_id", List.of("p1")));
+        ScopeResolver changing = identity -> grant.get();
+        SyncHandler h = new SyncHandler(storage, () -> schema, List::of, changing, clock, sync, null);
+        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, h, schema, changing, clock, 1 << 20);
+        RealtimeHub own = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS,
+                tick::get);
+        Recorder socket = new Recorder();
+        RealtimeSession session = own.connect(actor, "regrant", socket);
+        socket.sent.clear();
+        session.onBinary(tagged(pull("regrant", "p1", -1)));
+        runRounds();
+        assertEquals(syncular.jakarta.wire.SubStart.Status.ACTIVE, firstSubStart(socket));
+        grant.set(Map.of("project_id", List.of("p2")));
+        session.onBinary(tagged(pull("regrant", "p1", -1)));
+        runRounds();
+        assertEquals(syncular.jakarta.wire.SubStart.Status.REVOKED, firstSubStart(socket));
+    }
+
+    private static syncular.jakarta.wire.SubStart.Status firstSubStart(Recorder socket) {
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        for (Object o; (o = socket.sent.poll()) != null; ) {
+            if (o instanceof ByteBuffer b && b.get(0) == 0x01) all.write(b.array(), 1, b.remaining() - 1);
+        }
+        return ((syncular.jakarta.wire.SubStart) syncular.jakarta.wire.ResponseDecoder.decode(all.toByteArray())
+                .frames().get(1)).status();
+    }
+
     // ------------------------------------------------------------------ item 4: rounds
 
     @Test
