@@ -338,6 +338,15 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
     }
 
+    /** {@link #persistCursor} on the round executor (best effort: a full executor drops it; the next pull records). */
+    void persistLater(RealtimeSession session, long acked) {
+        try {
+            rounds.execute(() -> persistCursor(session, acked));
+        } catch (RejectedExecutionException e) {
+            LOG.log(Level.DEBUG, "no thread to persist an acked cursor", e);
+        }
+    }
+
     void runRound(RealtimeSession session, byte[] request) {
         try {
             rounds.execute(() -> {

@@ -225,6 +225,16 @@ public final class RealtimeSession {
         return due;
     }
 
+    /** An ack still held back by the interval when the socket goes: written off the closing thread. */
+    private void flushAck() {
+        long due;
+        synchronized (this) {
+            due = pendingAck > storedCursor ? pendingAck : -1;
+            pendingAck = -1;
+        }
+        if (due >= 0) hub.persistLater(this, due);
+    }
+
     // ------------------------------------------------------------------ limits
 
     /**
@@ -513,6 +523,7 @@ public final class RealtimeSession {
         closed = true;
         outbox.close();
         hub.disconnect(this);
+        flushAck();
         try {
             channel.close(code, reason.length() > 120 ? reason.substring(0, 120) : reason);
         } catch (RuntimeException e) {
@@ -526,6 +537,7 @@ public final class RealtimeSession {
         closed = true;
         outbox.close();
         hub.disconnect(this);
+        flushAck();
     }
 
     /** The client record the ack may advance: same actor (§1.5) and same log epoch (§2.1). */

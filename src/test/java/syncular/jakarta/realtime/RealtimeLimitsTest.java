@@ -413,5 +413,14 @@ class RealtimeLimitsTest {
         assertEquals(c3, storage.getClientRecord(partition, "acker").map(ClientRecord::cursor).orElseThrow());
         hub.sweep();
         assertEquals(writes + 2, count("putClientRecord"), "nothing left to write");
+
+        // an ack still held back when the socket goes is written all the same
+        long c4 = push("writer", "a4");   // (the push records its own client)
+        int afterPush = count("putClientRecord");
+        session.onText("{\"type\":\"ack\",\"cursor\":" + c4 + "}");
+        assertEquals(afterPush, count("putClientRecord"), "within the interval: held back");
+        session.closed();
+        runRounds();
+        assertEquals(c4, storage.getClientRecord(partition, "acker").map(ClientRecord::cursor).orElseThrow());
     }
 }
