@@ -16,7 +16,8 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * CORS for browser clients served from other origins ({@code syncular.cors.allowed-origins}: a comma-separated list
  * of exact origins, or {@code *}). Answers preflights for the headers the protocol uses ({@code Authorization},
  * {@code Content-Type}, {@code X-Syncular-Scopes}, {@code Content-Encoding}) and exposes {@code ETag}. A servlet
- * filter rather than a JAX-RS one, so preflights never reach (or 405 in) the resources. Off when unset.
+ * filter rather than a JAX-RS one, so preflights never reach (or 405 in) the resources. Off when unset, except that
+ * a WebSocket upgrade from a browser {@code Origin} that is not listed is refused with 403 (issue 13).
  */
 @WebFilter(urlPatterns = "/*", asyncSupported = true)
 public class CorsFilter extends HttpFilter {
@@ -29,6 +30,13 @@ public class CorsFilter extends HttpFilter {
             throws IOException, ServletException {
         String origin = req.getHeader("Origin");
         Set<String> allowed = origins();
+        if (origin != null && "websocket".equalsIgnoreCase(req.getHeader("Upgrade"))
+                && !(allowed.contains("*") || allowed.contains(origin.trim()))) {
+            // the realtime endpoint's checkOrigin refuses this upgrade too, but containers answer that differently
+            // (Tyrus 403, Undertow falls through to a 404): refused here, every container answers 403
+            res.sendError(HttpServletResponse.SC_FORBIDDEN);
+            return;
+        }
         if (origin == null || allowed.isEmpty() || !(allowed.contains("*") || allowed.contains(origin))) {
             chain.doFilter(req, res);
             return;
