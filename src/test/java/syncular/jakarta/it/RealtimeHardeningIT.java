@@ -277,9 +277,14 @@ class RealtimeHardeningIT extends DatabaseIsolation {
         return head.toString(StandardCharsets.US_ASCII);
     }
 
-    /** Reads server frames (unmasked) until a close frame; answers its status code (−1 at end of stream). */
+    /**
+     * Reads server frames (unmasked) until a close frame; answers its status code (−1 at end of stream). Bounded:
+     * heartbeats keep arriving from a server that never closes, so the wait ends at a deadline instead.
+     */
     private static int awaitCloseFrame(InputStream in) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
+            if (System.nanoTime() > deadline) throw new AssertionError("the server did not close within 30 s");
             int b0 = in.read();
             int b1 = in.read();
             if (b0 < 0 || b1 < 0) return -1;
