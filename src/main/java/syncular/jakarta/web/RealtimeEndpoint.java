@@ -60,7 +60,7 @@ public class RealtimeEndpoint {
         socket.setMaxBinaryMessageBufferSize(settings.maxMessageBytes());
         socket.setMaxTextMessageBufferSize(settings.maxMessageBytes());
         socket.getUserProperties().put(MAX_BYTES, settings.maxMessageBytes());
-        // the socket is only ever idle for a heartbeat period; leave the container's idle timeout out of it
+        // the hub's idle timeout (syncular.realtime.idle-timeout-ms) counts pongs, which the containers' does not
         socket.setMaxIdleTimeout(0);
         Credentials credentials = upgrade.credentials(service.tokenCarriers());
         String clientId = credentials.queryParameter("clientId").orElse("");
