@@ -24,7 +24,8 @@ import java.util.Optional;
  * expected algorithm, carry an unexpired {@code exp} (60 s skew), and the configured issuer/audience when set.
  * The actor comes from {@code actorClaim}, the partition from {@code partitionClaim} (or a configured default),
  * and the allowed scopes (§3.2) from {@code scopesClaim}: an object of variable → list of values or {@code "*"}.
- * Any failure is an empty answer (401), never an exception.
+ * Any failure is an empty answer (401), never an exception. The identity carries the token's expiry ({@code exp}
+ * plus the same skew), so a WebSocket authenticated with it closes when an HTTP request with it would be refused.
  */
 public final class JwtAuthenticator implements Authenticator {
     static final long SKEW_MS = 60_000;
@@ -87,7 +88,9 @@ public final class JwtAuthenticator implements Authenticator {
             String partition = settings.partitionClaim() == null ? null : claims.getStringClaim(settings.partitionClaim());
             if (partition == null) partition = settings.defaultPartition();
             if (actor == null || actor.isEmpty() || partition == null || partition.isEmpty()) return Optional.empty();
-            return Optional.of(new Identity(actor, partition, scopes(claims.getClaim(settings.scopesClaim()))));
+            // the instant this authenticator starts refusing the token: a socket must not outlive that (Identity)
+            return Optional.of(new Identity(actor, partition, scopes(claims.getClaim(settings.scopesClaim())),
+                    exp.getTime() + SKEW_MS));
         } catch (ParseException | JOSEException | RuntimeException e) {
             return Optional.empty();
         }

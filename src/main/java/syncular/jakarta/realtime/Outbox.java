@@ -13,15 +13,20 @@ import java.util.Iterator;
  *   <li>a wake-up (§8.3) is coalescible: a newer one replaces a queued, unsent one;</li>
  *   <li>other control messages count against {@code outboxMaxMessages}; past it the socket is closed as a slow
  *       consumer (1013 TRY_AGAIN_LATER);</li>
- *   <li>round chunks (§8.7) are always taken: one round is in flight at a time and its response is capped by
- *       {@code max-response-bytes}.</li>
+ *   <li>round chunks (§8.7): one round is in flight at a time and its response is capped by
+ *       {@code max-response-bytes}, so a response is always taken when nothing of an earlier one is still queued;
+ *       behind an undrained earlier response it must fit in {@code outboxMaxBytes} with it, else the round is
+ *       refused and the caller closes the socket (a client that sends rounds but never reads would otherwise grow
+ *       the heap by one response per round);</li>
+ *   <li>a WebSocket ping goes out only when nothing else is queued or in flight: a socket that does not drain
+ *       needs no ping to be found out (its pongs stop, and the idle timeout closes it).</li>
  * </ul>
  * Thread-safe.
  */
 final class Outbox {
     static final int TRY_AGAIN_LATER = 1013;
 
-    private enum Kind { DELTA, WAKE, CONTROL, ROUND }
+    private enum Kind { DELTA, WAKE, CONTROL, ROUND, PING }
 
     private static final class Item {
         final Kind kind;
@@ -40,12 +45,16 @@ final class Outbox {
     private final int maxControlQueued;
     private final ArrayDeque<Item> queue = new ArrayDeque<>();
     private long deltaBytes;
+    private long roundBytes;
     private int controls;
     private boolean sending;
     private boolean closed;
 
+    private final long maxRoundBytesQueued;
+
     Outbox(SocketChannel channel, long maxDeltaBytesQueued, int maxControlQueued) {
         this.channel = channel;
+        this.maxRoundBytesQueued = maxDeltaBytesQueued;
         this.maxDeltaBytesQueued = maxDeltaBytesQueued;
         this.maxControlQueued = maxControlQueued;
     }
@@ -98,14 +107,35 @@ final class Outbox {
         pump();
     }
 
-    /** Queues a chunk of the round's response (never refused; see the class comment). */
+    /**
+     * Whether a round response of {@code bytes} may be queued now: always when no earlier response is still queued,
+     * else only if both fit in the byte bound. False = the client is not reading; close it.
+     */
+    synchronized boolean admitsRound(long bytes) {
+        return closed || roundBytes == 0 || roundBytes + bytes <= maxRoundBytesQueued;
+    }
+
+    /** Queues a chunk of the round's response (admitted beforehand, see {@link #admitsRound}). */
     void offerRound(ByteBuffer chunk) {
         synchronized (this) {
             if (closed) return;
-            queue.add(new Item(Kind.ROUND, chunk, 0));
+            long n = chunk.remaining();
+            roundBytes += n;
+            queue.add(new Item(Kind.ROUND, chunk, n));
         }
         pump();
     }
+
+    /** Sends a WebSocket ping if the socket is otherwise idle (see the class comment). */
+    void offerPing() {
+        synchronized (this) {
+            if (closed || sending || !queue.isEmpty()) return;
+            queue.add(new Item(Kind.PING, null, 0));
+        }
+        pump();
+    }
+
+    synchronized long queuedRoundBytes() { return roundBytes; }
 
     synchronized long queuedDeltaBytes() { return deltaBytes; }
 
@@ -117,6 +147,7 @@ final class Outbox {
             closed = true;
             queue.clear();
             deltaBytes = 0;
+            roundBytes = 0;
             controls = 0;
         }
     }
@@ -130,7 +161,9 @@ final class Outbox {
         }
         Item sent = next;
         try {
-            if (sent.payload instanceof String text) {
+            if (sent.kind == Kind.PING) {
+                channel.sendPing(failure -> completed(sent, failure));
+            } else if (sent.payload instanceof String text) {
                 channel.sendText(text, failure -> completed(sent, failure));
             } else {
                 channel.sendBinary((ByteBuffer) sent.payload, failure -> completed(sent, failure));
@@ -144,6 +177,7 @@ final class Outbox {
         synchronized (this) {
             sending = false;
             if (item.kind == Kind.DELTA) deltaBytes -= item.bytes;
+            if (item.kind == Kind.ROUND) roundBytes -= item.bytes;
             if (item.kind == Kind.CONTROL) controls--;
             if (failure != null) {
                 // the socket is going away; its close handler unregisters the session

@@ -12,6 +12,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
@@ -53,14 +55,29 @@ public final class RealtimeHub implements CommitFeed.Listener {
     private final Map<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final Object presenceLock = new Object();
     private final PresenceRegistry presence = new PresenceRegistry();
+    /** Monotonic milliseconds for timeouts and rates (never the host clock, which a test host may move). */
+    private final LongSupplier ticker;
+    /** Open sockets of this node, in total and per (partition, actor): the connection caps. */
+    private final AtomicInteger connections = new AtomicInteger();
+    private final Map<String, AtomicInteger> perActor = new ConcurrentHashMap<>();
 
     public RealtimeHub(Supplier<Optional<Context>> context, CommitFeed feed, Executor rounds,
                        RealtimeSettings settings) {
+        this(context, feed, rounds, settings, () -> System.nanoTime() / 1_000_000);
+    }
+
+    public RealtimeHub(Supplier<Optional<Context>> context, CommitFeed feed, Executor rounds,
+                       RealtimeSettings settings, LongSupplier ticker) {
         this.context = context;
         this.feed = feed;
         this.rounds = rounds;
         this.settings = settings;
+        this.ticker = ticker;
     }
+
+    long tick() { return ticker.getAsLong(); }
+
+    long now() { return clockNow(); }
 
     public RealtimeSettings settings() { return settings; }
 
@@ -91,6 +108,21 @@ public final class RealtimeHub implements CommitFeed.Listener {
             throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
                     "clientId uses a reserved server-command namespace (§1.5)");
         }
+        if (identity.expiredAt(ctx.clock().nowMs())) {
+            throw new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "the credential has expired");
+        }
+        String actorKey = actorKey(identity.partition(), identity.actorId());
+        reserve(actorKey);
+        RealtimeSession registered = null;
+        try {
+            registered = register(ctx, identity, clientId, channel);
+            return registered;
+        } finally {
+            if (registered == null) release(actorKey);
+        }
+    }
+
+    private RealtimeSession register(Context ctx, Identity identity, String clientId, SocketChannel channel) {
         String partition = identity.partition();
         PartitionRegistryEntry registry = ctx.storage().touchPartition(partition, ctx.clock().nowMs(),
                 UUID.randomUUID().toString());
@@ -110,13 +142,47 @@ public final class RealtimeHub implements CommitFeed.Listener {
         session.send(new RealtimeControl.Hello(RealtimeControl.PROTOCOL_VERSION, session.sessionId,
                 identity.actorId(), clientId, cursor, latest, record.isEmpty() || cursor < latest, now));
         byPartition.computeIfAbsent(partition, p -> ConcurrentHashMap.newKeySet()).add(session);
-        // a commit fanned out between the latestCursor read and the registration reached no one: §8.2 says wake
-        long after = ctx.storage().getMaxCommitSeq(partition);
-        if (after > latest) session.missed(after, now);
-        synchronized (presenceLock) {
-            for (String key : session.scopeKeys()) snapshot(session, key, now);
+        try {
+            // a commit fanned out between the latestCursor read and the registration reached no one: §8.2 says wake
+            long after = ctx.storage().getMaxCommitSeq(partition);
+            if (after > latest) session.missed(after, now);
+            synchronized (presenceLock) {
+                for (String key : session.scopeKeys()) snapshot(session, key, now);
+            }
+        } catch (RuntimeException e) {
+            // unregistered here, so disconnect does not release the slot too: connect's caller does that once
+            byPartition.get(partition).remove(session);
+            session.closed();
+            throw e;
         }
         return session;
+    }
+
+    private static String actorKey(String partition, String actorId) { return partition + '\u0000' + actorId; }
+
+    /** Takes a connection slot, total and per actor, or refuses (1013 {@code sync.websocket_connection_limit}). */
+    private void reserve(String actorKey) {
+        RealtimeSettings s = settings;
+        if (connections.incrementAndGet() > s.maxConnections()) {
+            connections.decrementAndGet();
+            throw new SyncException(ErrorCode.SYNC_WEBSOCKET_CONNECTION_LIMIT,
+                    "this server holds syncular.realtime.max-connections sockets");
+        }
+        if (s.maxConnectionsPerActor() > 0) {
+            AtomicInteger mine = perActor.computeIfAbsent(actorKey, k -> new AtomicInteger());
+            if (mine.incrementAndGet() > s.maxConnectionsPerActor()) {
+                release(actorKey);
+                throw new SyncException(ErrorCode.SYNC_WEBSOCKET_CONNECTION_LIMIT,
+                        "this actor holds syncular.realtime.max-connections-per-actor sockets");
+            }
+        } else {
+            perActor.computeIfAbsent(actorKey, k -> new AtomicInteger()).incrementAndGet();
+        }
+    }
+
+    private void release(String actorKey) {
+        connections.decrementAndGet();
+        perActor.computeIfPresent(actorKey, (k, n) -> n.decrementAndGet() <= 0 ? null : n);
     }
 
     /** §8.1/§8.7: the client record's subscription list, resolved to effective scopes; revoked ones register nothing. */
@@ -155,6 +221,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
     void disconnect(RealtimeSession session) {
         Set<RealtimeSession> sessions = byPartition.get(session.partition());
         if (sessions == null || !sessions.remove(session)) return;
+        release(actorKey(session.partition(), session.actorId()));
         long now = clockNow();
         synchronized (presenceLock) {
             for (String key : presence.keysOf(session.partition(), session)) leave(session, key, now);
@@ -211,13 +278,40 @@ public final class RealtimeHub implements CommitFeed.Listener {
         for (RealtimeSession s : sessions) s.missed(throughSeq, now);
     }
 
-    /** §8.5 heartbeat to every socket. */
+    /**
+     * §8.5 heartbeat to every socket, preceded by a WebSocket ping: clients send nothing of their own, and the pong
+     * every client answers with is what keeps a live socket within the idle timeout.
+     */
     public void heartbeat() {
         String json = new RealtimeControl.Heartbeat(clockNow()).toJson();
         for (Set<RealtimeSession> sessions : byPartition.values()) {
-            for (RealtimeSession s : sessions) s.sendText(json);
+            for (RealtimeSession s : sessions) {
+                s.ping();
+                s.sendText(json);
+            }
         }
     }
+
+    /**
+     * The periodic limits pass (about once a second): lapsed credentials, idle sockets and unfinished rounds are
+     * closed, acks held back by the ack interval are written.
+     */
+    public void sweep() {
+        long now = clockNow();
+        long tick = tick();
+        for (Set<RealtimeSession> sessions : byPartition.values()) {
+            for (RealtimeSession s : sessions) {
+                try {
+                    s.sweep(now, tick);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "the realtime sweep failed for a session", e);
+                }
+            }
+        }
+    }
+
+    /** Open sockets of this node (diagnostics, tests). */
+    public int connectionCount() { return connections.get(); }
 
     private long clockNow() {
         return context.get().map(c -> c.clock().nowMs()).orElseGet(System::currentTimeMillis);
@@ -225,18 +319,31 @@ public final class RealtimeHub implements CommitFeed.Listener {
 
     // ------------------------------------------------------------------ acks, rounds
 
-    void persistCursor(RealtimeSession session, long acked) {
+    /** Writes an acked cursor to the client record; answers the cursor the record now holds (−1 = unknown). */
+    long persistCursor(RealtimeSession session, long acked) {
         try {
             Context ctx = context();
             Optional<ClientRecord> record = ctx.storage().getClientRecord(session.partition(), session.clientId);
-            if (record.isEmpty() || acked <= record.get().cursor()) return;
-            if (!session.owns(record.get(), ctx.storage().getPartitionLogEpoch(session.partition()))) return;
+            if (record.isEmpty()) return -1;
+            if (acked <= record.get().cursor()) return record.get().cursor();
+            if (!session.owns(record.get(), ctx.storage().getPartitionLogEpoch(session.partition()))) return -1;
             ClientRecord r = record.get();
             ctx.storage().putClientRecord(session.partition(), new ClientRecord(r.clientId(), r.actorId(),
                     r.wireVersion(), acked, ctx.clock().nowMs(), r.subscriptions()));
+            return acked;
         } catch (RuntimeException e) {
             // best effort (REF): the next pull records the cursor anyway
             LOG.log(Level.DEBUG, "persisting an acked cursor failed", e);
+            return -1;
+        }
+    }
+
+    /** {@link #persistCursor} on the round executor (best effort: a full executor drops it; the next pull records). */
+    void persistLater(RealtimeSession session, long acked) {
+        try {
+            rounds.execute(() -> persistCursor(session, acked));
+        } catch (RejectedExecutionException e) {
+            LOG.log(Level.DEBUG, "no thread to persist an acked cursor", e);
         }
     }
 

@@ -40,6 +40,9 @@ import syncular.jakarta.wire.WireVersion;
 public final class RealtimeSession {
     private static final System.Logger LOG = System.getLogger(RealtimeSession.class.getName());
     static final int PROTOCOL_ERROR = 1002;
+    static final int GOING_AWAY = 1001;
+    static final int POLICY_VIOLATION = 1008;
+    static final int TRY_AGAIN_LATER = 1013;
     /** Response chunks on the socket (§8.7 leaves the split to the server). */
     static final int ROUND_CHUNK_BYTES = 64 * 1024;
     /** How long a round's END waits for the commit feed to bring back the round's own commits (see round()). */
@@ -62,6 +65,17 @@ public final class RealtimeSession {
     private MessageScanner scanner;
     private boolean roundInFlight;
     private volatile boolean closed;
+    /** Monotonic ms (the hub's ticker) of the last inbound message or pong: the idle timeout's clock. */
+    private volatile long lastInboundTick;
+    /** When the unfinished round in {@link #scanner} got its first chunk (ticker ms). */
+    private long roundStartedTick;
+    /** §8.6 publish budget: a token bucket of {@code presencePerSecond}, refilled continuously. */
+    private double presenceTokens = -1;
+    private long presenceRefillTick;
+    /** The cursor the client record is known to hold, an ack waiting for the interval, and the last write. */
+    private long storedCursor;
+    private long pendingAck = -1;
+    private long lastAckWriteTick = Long.MIN_VALUE / 2;
 
     RealtimeSession(RealtimeHub hub, Identity identity, String clientId, String logEpoch, int wireVersion, long cursor,
                     long latestSeq, List<Registration> registrations, Set<String> scopeKeys, SocketChannel channel,
@@ -78,6 +92,8 @@ public final class RealtimeSession {
         this.scopeKeys = Set.copyOf(scopeKeys);
         this.channel = channel;
         this.outbox = new Outbox(channel, settings.outboxMaxBytes(), settings.outboxMaxMessages());
+        this.storedCursor = cursor;
+        this.lastInboundTick = hub.tick();
     }
 
     public String sessionId() { return sessionId; }
@@ -98,6 +114,7 @@ public final class RealtimeSession {
 
     /** A text frame: an ack (§8.2) or a presence publish (§8.6.2); anything else is ignored (REF). */
     public void onText(String text) {
+        if (!inbound()) return;
         Optional<RealtimeControl.Message> message;
         try {
             message = RealtimeControl.parseClientMessage(text);
@@ -110,12 +127,19 @@ public final class RealtimeSession {
         if (message.get() instanceof RealtimeControl.Ack ack) {
             ack(ack.cursor());
         } else if (message.get() instanceof RealtimeControl.PresencePublish publish) {
+            if (!presenceAllowed()) {
+                // the §8.6.2 error set is closed (too_large, forbidden): a flood has no in-band answer, so it ends
+                // the connection with the catalog's retryable code
+                close(TRY_AGAIN_LATER, ErrorCode.SYNC_RATE_LIMITED.wire());
+                return;
+            }
             hub.publishPresence(this, publish);
         }
     }
 
     /** A binary frame: a {@code 0x01} chunk of the next sync round (§8.7). */
     public void onBinary(byte[] frame) {
+        if (!inbound()) return;
         if (frame.length == 0) return;
         if ((frame[0] & 0xff) != RealtimeControl.TAG_ROUND) {
             violation("unexpected channel tag");
@@ -129,7 +153,12 @@ public final class RealtimeSession {
             if (roundInFlight) {
                 violation = "pipelined sync round";   // §8.7 one round in flight: never process, drop (REF)
             } else {
-                if (scanner == null) scanner = new MessageScanner(hub.maxRequestBytes());
+                if (scanner == null) {
+                    // what one socket may pin for a round it has not finished: the smaller of the HTTP body cap and
+                    // the realtime round cap (a round past it closes: sync.invalid_request)
+                    scanner = new MessageScanner(Math.min(hub.maxRequestBytes(), hub.settings().maxRoundBytes()));
+                    roundStartedTick = hub.tick();
+                }
                 try {
                     Optional<MessageScanner.Scanned> done = scanner.feed(frame, 1, frame.length - 1);
                     if (done.isPresent()) {
@@ -157,19 +186,133 @@ public final class RealtimeSession {
         hub.runRound(this, request);
     }
 
-    /** §8.2: the ack advances the session cursor and the client's cursor record. */
+    /**
+     * §8.2: the ack advances the session cursor and the client's cursor record. The record is written only for an
+     * ack past what it is known to hold, and at most once per {@code ackIntervalMs} (a faster ack waits for the
+     * interval, see {@link #sweep}): ack floods cost no database statements.
+     */
     void ack(long acked) {
+        long write;
         synchronized (this) {
             cursor = Math.max(cursor, acked);
             if (cursor >= lastKnownSeq) wakePending = false;
+            if (acked <= storedCursor || acked <= pendingAck) return;
+            long tick = hub.tick();
+            if (tick - lastAckWriteTick < hub.settings().ackIntervalMs()) {
+                pendingAck = acked;
+                return;
+            }
+            write = acked;
+            pendingAck = -1;
+            lastAckWriteTick = tick;
         }
-        hub.persistCursor(this, acked);
+        persist(write);
     }
+
+    private void persist(long acked) {
+        long stored = hub.persistCursor(this, acked);
+        synchronized (this) {
+            storedCursor = Math.max(storedCursor, stored);
+        }
+    }
+
+    /** An ack held back by the interval, if its time has come; the caller persists it. −1 = none. */
+    private synchronized long duePendingAck(long tick) {
+        if (pendingAck <= storedCursor || tick - lastAckWriteTick < hub.settings().ackIntervalMs()) return -1;
+        long due = pendingAck;
+        pendingAck = -1;
+        lastAckWriteTick = tick;
+        return due;
+    }
+
+    /** An ack still held back by the interval when the socket goes: written off the closing thread. */
+    private void flushAck() {
+        long due;
+        synchronized (this) {
+            due = pendingAck > storedCursor ? pendingAck : -1;
+            pendingAck = -1;
+        }
+        if (due >= 0) hub.persistLater(this, due);
+    }
+
+    // ------------------------------------------------------------------ limits
+
+    /**
+     * Every inbound message: the idle clock restarts, and a socket whose credential lapsed acts no more (closed
+     * 1008 {@code sync.auth_required}, as the upgrade would be refused now). False = drop the message.
+     */
+    private boolean inbound() {
+        if (closed) return false;
+        lastInboundTick = hub.tick();
+        if (identity.expiredAt(hub.now())) {
+            close(POLICY_VIOLATION, ErrorCode.SYNC_AUTH_REQUIRED.wire());
+            return false;
+        }
+        return true;
+    }
+
+    /** A pong (or any other frame the container reports): the peer is alive. */
+    public void onPong() { lastInboundTick = hub.tick(); }
+
+    private synchronized boolean presenceAllowed() {
+        int rate = hub.settings().presencePerSecond();
+        long tick = hub.tick();
+        if (presenceTokens < 0) {
+            presenceTokens = rate;
+        } else {
+            presenceTokens = Math.min(rate, presenceTokens + (tick - presenceRefillTick) * rate / 1000.0);
+        }
+        presenceRefillTick = tick;
+        if (presenceTokens < 1) return false;
+        presenceTokens -= 1;
+        return true;
+    }
+
+    /**
+     * The periodic check (the hub's sweep): a lapsed credential closes 1008 {@code sync.auth_required}, a socket
+     * silent past the idle timeout 1001, a round left unfinished past its timeout 1002; a held-back ack is written.
+     */
+    void sweep(long nowMs, long tick) {
+        if (closed) return;
+        RealtimeSettings settings = hub.settings();
+        if (identity.expiredAt(nowMs)) {
+            close(POLICY_VIOLATION, ErrorCode.SYNC_AUTH_REQUIRED.wire());
+            return;
+        }
+        if (settings.idleTimeoutMs() > 0 && tick - lastInboundTick > settings.idleTimeoutMs()) {
+            close(GOING_AWAY, "idle timeout");
+            return;
+        }
+        boolean stale;
+        synchronized (this) {
+            stale = scanner != null && tick - roundStartedTick > settings.roundTimeoutMs();
+            if (stale) scanner = null;
+        }
+        if (stale) {
+            violation("unfinished sync round");
+            return;
+        }
+        long due = duePendingAck(tick);
+        if (due >= 0) persist(due);
+    }
+
+    /** §8.5: a WebSocket ping goes out with each heartbeat while the socket is otherwise idle. */
+    void ping() { outbox.offerPing(); }
 
     // ------------------------------------------------------------------ rounds
 
     /** Drives the one handler and streams the response back as {@code 0x01} chunks (§8.7). */
     void round(SyncHandler handler, byte[] requestBytes) {
+        if (closed) return;
+        if (identity.expiredAt(hub.now())) {
+            // the credential lapsed while the round waited for a thread: never apply it
+            close(POLICY_VIOLATION, ErrorCode.SYNC_AUTH_REQUIRED.wire());
+            return;
+        }
+        if (!outbox.admitsRound(0)) {
+            close(TRY_AGAIN_LATER, "slow consumer");   // the previous answers are still queued: do not apply this one
+            return;
+        }
         byte[] response;
         boolean registrationChanges = false;
         int wire;
@@ -195,6 +338,12 @@ public final class RealtimeSession {
             ByteBuffer b = ByteBuffer.allocate(n + 1);
             b.put((byte) RealtimeControl.TAG_ROUND).put(response, off, n).flip();
             chunks.add(b);
+        }
+        if (!outbox.admitsRound(response.length)) {
+            // an earlier response is still queued and this one does not fit beside it: the client sends rounds but
+            // does not read their answers
+            close(TRY_AGAIN_LATER, "slow consumer");
+            return;
         }
         for (int i = 0; i < chunks.size() - 1; i++) outbox.offerRound(chunks.get(i));
         synchronized (this) {
@@ -374,6 +523,7 @@ public final class RealtimeSession {
         closed = true;
         outbox.close();
         hub.disconnect(this);
+        flushAck();
         try {
             channel.close(code, reason.length() > 120 ? reason.substring(0, 120) : reason);
         } catch (RuntimeException e) {
@@ -387,6 +537,7 @@ public final class RealtimeSession {
         closed = true;
         outbox.close();
         hub.disconnect(this);
+        flushAck();
     }
 
     /** The client record the ack may advance: same actor (§1.5) and same log epoch (§2.1). */

@@ -16,7 +16,8 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * CORS for browser clients served from other origins ({@code syncular.cors.allowed-origins}: a comma-separated list
  * of exact origins, or {@code *}). Answers preflights for the headers the protocol uses ({@code Authorization},
  * {@code Content-Type}, {@code X-Syncular-Scopes}, {@code Content-Encoding}) and exposes {@code ETag}. A servlet
- * filter rather than a JAX-RS one, so preflights never reach (or 405 in) the resources. Off when unset.
+ * filter rather than a JAX-RS one, so preflights never reach (or 405 in) the resources. Off when unset, except that
+ * a WebSocket upgrade from a browser {@code Origin} that is not listed is refused with 403 (issue 13).
  */
 @WebFilter(urlPatterns = "/*", asyncSupported = true)
 public class CorsFilter extends HttpFilter {
@@ -29,6 +30,13 @@ public class CorsFilter extends HttpFilter {
             throws IOException, ServletException {
         String origin = req.getHeader("Origin");
         Set<String> allowed = origins();
+        if (origin != null && "websocket".equalsIgnoreCase(req.getHeader("Upgrade"))
+                && !(allowed.contains("*") || allowed.contains(origin.trim()))) {
+            // the realtime endpoint's checkOrigin refuses this upgrade too, but containers answer that differently
+            // (Tyrus 403, Undertow falls through to a 404): refused here, every container answers 403
+            res.sendError(HttpServletResponse.SC_FORBIDDEN);
+            return;
+        }
         if (origin == null || allowed.isEmpty() || !(allowed.contains("*") || allowed.contains(origin))) {
             chain.doFilter(req, res);
             return;
@@ -46,12 +54,17 @@ public class CorsFilter extends HttpFilter {
         chain.doFilter(req, res);
     }
 
+    /** {@code syncular.cors.allowed-origins} as a set (also the WebSocket upgrade's Origin check). */
+    static Set<String> parseOrigins(String raw) {
+        return Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+    }
+
     private Set<String> origins() {
         Set<String> o = origins;
         if (o == null) {
             String raw = ConfigProvider.getConfig().getOptionalValue("syncular.cors.allowed-origins", String.class)
                     .orElse("");
-            o = Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+            o = parseOrigins(raw);
             origins = o;
         }
         return o;

@@ -8,6 +8,7 @@ import jakarta.websocket.OnClose;
 import jakarta.websocket.OnError;
 import jakarta.websocket.OnMessage;
 import jakarta.websocket.OnOpen;
+import jakarta.websocket.PongMessage;
 import jakarta.websocket.Session;
 import jakarta.websocket.server.HandshakeRequest;
 import jakarta.websocket.server.ServerEndpoint;
@@ -15,26 +16,36 @@ import jakarta.websocket.server.ServerEndpointConfig;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.function.Consumer;
+import org.eclipse.microprofile.config.ConfigProvider;
 import syncular.jakarta.host.Credentials;
 import syncular.jakarta.realtime.RealtimeSession;
 import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.realtime.SocketChannel;
 import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.wire.ErrorCode;
 
 /**
  * {@code GET /realtime?clientId=…} (SPEC §8), thin: authentication at open through the same Authenticator as
- * {@code POST /sync} (a refusal closes with 1008 and the catalog code as reason), then every frame goes to the
- * session in {@code realtime}. The message size cap comes from {@code syncular.realtime.max-message-bytes}, set per
- * session here because annotation values are compile-time constants and the containers' defaults differ.
+ * {@code POST /sync} (a refusal closes with 1008 and the catalog code as reason; a full server closes 1013
+ * {@code sync.websocket_connection_limit}), then every frame goes to the session in {@code realtime}. The message
+ * size cap comes from {@code syncular.realtime.max-message-bytes}, set per session here because annotation values
+ * are compile-time constants and the containers' defaults differ.
+ *
+ * <p>The credentials a session authenticates with are the ones its own upgrade request carried: {@link Handshake}
+ * snapshots that request's headers and query parameters into the handshake's user properties, which Jakarta
+ * WebSocket 2.1 (issue 235) makes a per-session copy, and {@link #open} reads them from {@link Session}'s user
+ * properties. Nothing is shared between handshakes.
  */
-@ServerEndpoint(value = "/realtime", configurator = RealtimeEndpoint.Handshake.class)
+@ServerEndpoint(value = "/realtime", configurator = RealtimeEndpoint.Handshake.class,
+        subprotocols = RealtimeEndpoint.Handshake.SUBPROTOCOL)
 public class RealtimeEndpoint {
     private static final System.Logger LOG = System.getLogger(RealtimeEndpoint.class.getName());
     private static final String SESSION = "syncular.realtime.session";
@@ -42,28 +53,16 @@ public class RealtimeEndpoint {
 
     @OnOpen
     public void open(Session socket, EndpointConfig config) {
-        Map<String, List<String>> headers = Handshake.take(socket.getQueryString());
+        Object snapshot = socket.getUserProperties().remove(Handshake.UPGRADE);
+        Handshake.Upgrade upgrade = snapshot instanceof Handshake.Upgrade u ? u : Handshake.Upgrade.NONE;
         RealtimeService service = CDI.current().select(RealtimeService.class).get();
         RealtimeSettings settings = service.settings();
         socket.setMaxBinaryMessageBufferSize(settings.maxMessageBytes());
         socket.setMaxTextMessageBufferSize(settings.maxMessageBytes());
         socket.getUserProperties().put(MAX_BYTES, settings.maxMessageBytes());
-        // the socket is only ever idle for a heartbeat period; leave the container's idle timeout out of it
+        // the hub's idle timeout (syncular.realtime.idle-timeout-ms) counts pongs, which the containers' does not
         socket.setMaxIdleTimeout(0);
-        Map<String, List<String>> params = socket.getRequestParameterMap();
-        Credentials credentials = new Credentials() {
-            @Override
-            public Optional<String> header(String name) {
-                List<String> v = headers.get(name);
-                return v == null || v.isEmpty() ? Optional.empty() : Optional.of(v.get(0));
-            }
-
-            @Override
-            public Optional<String> queryParameter(String name) {
-                List<String> v = params.get(name);
-                return v == null || v.isEmpty() ? Optional.empty() : Optional.of(v.get(0));
-            }
-        };
+        Credentials credentials = upgrade.credentials(service.tokenCarriers());
         String clientId = credentials.queryParameter("clientId").orElse("");
         // the slot exists before the hello is sent: a client may answer the hello at once, and the container may
         // deliver that message on another thread before connect() has returned here
@@ -73,7 +72,9 @@ public class RealtimeEndpoint {
         try {
             slot.attach(service.connect(credentials, clientId, new Channel(socket)));
         } catch (SyncException e) {
-            close(socket, CloseReason.CloseCodes.VIOLATED_POLICY, e.code().wire());
+            // a full server or actor: come back later (1013); anything else refused is a policy matter (1008)
+            close(socket, e.code() == ErrorCode.SYNC_WEBSOCKET_CONNECTION_LIMIT ? CloseReason.CloseCodes.TRY_AGAIN_LATER
+                    : CloseReason.CloseCodes.VIOLATED_POLICY, e.code().wire());
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "opening a realtime session failed", e);
             close(socket, CloseReason.CloseCodes.UNEXPECTED_CONDITION, "sync.internal_error");
@@ -104,6 +105,12 @@ public class RealtimeEndpoint {
             return true;
         }
         return false;
+    }
+
+    /** A pong answers the ping sent with each heartbeat: the peer is alive (the idle timeout). */
+    @OnMessage
+    public void pong(Session socket, PongMessage pong) {
+        slot(socket).ifPresent(s -> s.dispatch(RealtimeSession::onPong));
     }
 
     @OnClose
@@ -216,40 +223,141 @@ public class RealtimeEndpoint {
         }
 
         @Override
+        public void sendPing(Consumer<Throwable> done) {
+            Throwable failure = null;
+            Thread t = Thread.currentThread();
+            ClassLoader before = t.getContextClassLoader();
+            t.setContextClassLoader(SEND_LOADER);
+            try {
+                socket.getAsyncRemote().sendPing(ByteBuffer.allocate(0));
+            } catch (IOException | RuntimeException e) {
+                failure = e;
+            } finally {
+                t.setContextClassLoader(before);
+            }
+            done.accept(failure);
+        }
+
+        @Override
         public void close(int code, String reason) {
             RealtimeEndpoint.close(socket, CloseReason.CloseCodes.getCloseCode(code), reason);
         }
     }
 
     /**
-     * Carries the upgrade request's headers to {@link #open} (jakarta.websocket gives a session no headers). The
-     * endpoint config's user properties are shared between concurrent handshakes on some containers, so headers are
-     * parked here by query string (which holds the clientId) and taken by the session that opens with it; entries
-     * of handshakes that never opened expire.
+     * The upgrade request's side of a session. {@link #modifyHandshake} snapshots the request's headers and query
+     * parameters into the user properties of that one handshake (a per-session copy, Jakarta WebSocket 2.1), so a
+     * session authenticates with what its own upgrade carried and never with another's. Also checks the
+     * {@code Origin} of browser upgrades against {@code syncular.cors.allowed-origins} (refused: 403), and answers
+     * the {@value #SUBPROTOCOL} subprotocol a browser offers beside its token.
      */
     public static class Handshake extends ServerEndpointConfig.Configurator {
-        private static final long EXPIRY_NANOS = 60_000_000_000L;
-        private static final Map<String, ConcurrentLinkedDeque<Parked>> PARKED = new ConcurrentHashMap<>();
+        /** The subprotocol a browser offers (and the server selects) beside {@value #TOKEN_PREFIX}{@code <token>}. */
+        public static final String SUBPROTOCOL = "syncular";
+        /** A {@code Sec-WebSocket-Protocol} value carrying a bearer token: this prefix, then the token. */
+        public static final String TOKEN_PREFIX = "syncular.bearer.";
+        /** The query parameter carrying a bearer token (RFC 6750 §2.3), when enabled. */
+        public static final String TOKEN_QUERY = "access_token";
+        static final String UPGRADE = "syncular.realtime.upgrade";
+        private volatile Set<String> origins;
 
-        private record Parked(long atNanos, Map<String, List<String>> headers) { }
+        /** What one upgrade request carried: headers (case-insensitive) and query parameters. */
+        record Upgrade(Map<String, List<String>> headers, Map<String, List<String>> params) {
+            static final Upgrade NONE = new Upgrade(Map.of(), Map.of());
+
+            /** The credentials of this upgrade, with a bearer token taken from the enabled carriers only. */
+            Credentials credentials(Set<SyncularConfig.WebSocketToken> carriers) {
+                Optional<String> token = token(carriers);
+                return new Credentials() {
+                    @Override
+                    public Optional<String> header(String name) {
+                        if (name.equalsIgnoreCase("Authorization")) return token.map(t -> "Bearer " + t);
+                        return first(headers, name);
+                    }
+
+                    @Override
+                    public Optional<String> queryParameter(String name) { return first(params, name); }
+                };
+            }
+
+            /** The bearer token: the Authorization header, else a subprotocol value, else the query, as enabled. */
+            Optional<String> token(Set<SyncularConfig.WebSocketToken> carriers) {
+                if (carriers.contains(SyncularConfig.WebSocketToken.HEADER)) {
+                    Optional<String> header = first(headers, "Authorization");
+                    if (header.isPresent()) return bearer(header.get());
+                }
+                if (carriers.contains(SyncularConfig.WebSocketToken.PROTOCOL)) {
+                    for (String p : protocols(headers)) {
+                        if (p.startsWith(TOKEN_PREFIX) && p.length() > TOKEN_PREFIX.length()) {
+                            return Optional.of(p.substring(TOKEN_PREFIX.length()));
+                        }
+                    }
+                }
+                if (carriers.contains(SyncularConfig.WebSocketToken.QUERY)) {
+                    return first(params, TOKEN_QUERY).filter(t -> !t.isEmpty());
+                }
+                return Optional.empty();
+            }
+
+            private static Optional<String> bearer(String header) {
+                String h = header.trim();
+                if (!h.regionMatches(true, 0, "Bearer ", 0, 7)) return Optional.empty();
+                String t = h.substring(7).trim();
+                return t.isEmpty() ? Optional.empty() : Optional.of(t);
+            }
+
+            private static Optional<String> first(Map<String, List<String>> m, String name) {
+                List<String> v = m.get(name);
+                return v == null || v.isEmpty() ? Optional.empty() : Optional.ofNullable(v.get(0));
+            }
+        }
+
+        /** Every value of the request's {@code Sec-WebSocket-Protocol} header(s), split at commas. */
+        static List<String> protocols(Map<String, List<String>> headers) {
+            List<String> out = new ArrayList<>();
+            for (String v : headers.getOrDefault(HandshakeRequest.SEC_WEBSOCKET_PROTOCOL, List.of())) {
+                for (String p : v.split(",")) if (!p.isBlank()) out.add(p.trim());
+            }
+            return out;
+        }
 
         @Override
         public void modifyHandshake(ServerEndpointConfig sec, HandshakeRequest request, HandshakeResponse response) {
             Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
             headers.putAll(request.getHeaders());
-            long now = System.nanoTime();
-            PARKED.values().forEach(q -> q.removeIf(p -> now - p.atNanos > EXPIRY_NANOS));
-            PARKED.entrySet().removeIf(e -> e.getValue().isEmpty());
-            PARKED.computeIfAbsent(key(request.getQueryString()), k -> new ConcurrentLinkedDeque<>())
-                    .add(new Parked(now, headers));
+            Map<String, List<String>> params = new LinkedHashMap<>();
+            request.getParameterMap().forEach((k, v) -> params.put(k, List.copyOf(v)));
+            sec.getUserProperties().put(UPGRADE, new Upgrade(java.util.Collections.unmodifiableMap(headers),
+                    Map.copyOf(params)));
         }
 
-        static Map<String, List<String>> take(String queryString) {
-            ConcurrentLinkedDeque<Parked> q = PARKED.get(key(queryString));
-            Parked p = q == null ? null : q.pollFirst();
-            return p == null ? Map.of() : p.headers();
+        /**
+         * RFC 6455 §4.2.2: the server selects one of the offered subprotocols. A browser sending its token as a
+         * subprotocol offers {@value #SUBPROTOCOL} beside it, and that is what is answered — never the token, and
+         * nothing at all for a client that offered no {@value #SUBPROTOCOL}.
+         */
+        @Override
+        public String getNegotiatedSubprotocol(List<String> supported, List<String> requested) {
+            for (String r : requested) {
+                for (String p : r.split(",")) if (p.trim().equals(SUBPROTOCOL)) return SUBPROTOCOL;
+            }
+            return "";
         }
 
-        private static String key(String queryString) { return queryString == null ? "" : queryString; }
+        /**
+         * Browsers send {@code Origin}; other clients do not (allowed). A browser's origin must be listed in
+         * {@code syncular.cors.allowed-origins} (or the list be {@code *}); otherwise the container answers 403.
+         */
+        @Override
+        public boolean checkOrigin(String originHeaderValue) {
+            if (originHeaderValue == null) return true;
+            Set<String> allowed = origins;
+            if (allowed == null) {
+                allowed = CorsFilter.parseOrigins(ConfigProvider.getConfig()
+                        .getOptionalValue("syncular.cors.allowed-origins", String.class).orElse(""));
+                origins = allowed;
+            }
+            return allowed.contains("*") || allowed.contains(originHeaderValue.trim());
+        }
     }
 }

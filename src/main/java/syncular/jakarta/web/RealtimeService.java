@@ -53,6 +53,9 @@ public class RealtimeService {
     private RealtimeHub hub;
     private PostgresCommitFeed feed;
     private ScheduledFuture<?> heartbeat;
+    private ScheduledFuture<?> sweep;
+    /** How often the hub's limits pass runs (expiry, idle timeout, unfinished rounds, held-back acks). */
+    static final long SWEEP_MS = 1_000;
     /** Conformance-host limits from the last reset; they outlive a hub that does not exist yet. */
     private Integer maxDeltaOverride;
     private Integer maxPresenceOverride;
@@ -74,6 +77,7 @@ public class RealtimeService {
         threads.newThread(() -> started.run(listener)).start();
         long beat = config.realtime().heartbeatMs();
         heartbeat = scheduler.scheduleAtFixedRate(listener::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
+        sweep = scheduler.scheduleAtFixedRate(listener::sweep, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
         awaitListening(started);
         LOG.log(Level.INFO, "Syncular realtime started (commit feed on " + PostgresCommitFeed.CHANNEL + ")");
         return Optional.of(hub);
@@ -88,6 +92,12 @@ public class RealtimeService {
             if (hub != null) return hub.settings();
         }
         return runtime.parts().map(p -> p.config().realtime()).orElse(RealtimeSettings.DEFAULTS);
+    }
+
+    /** Where an upgrade may carry its bearer token ({@code syncular.auth.websocket-token}). */
+    public java.util.Set<SyncularConfig.WebSocketToken> tokenCarriers() {
+        return runtime.parts().map(p -> p.config().auth().websocketToken())
+                .orElse(java.util.Set.of(SyncularConfig.WebSocketToken.HEADER, SyncularConfig.WebSocketToken.PROTOCOL));
     }
 
     /** §8.1: authenticates through the one {@link syncular.jakarta.host.Authenticator} and registers the socket. */
@@ -126,6 +136,7 @@ public class RealtimeService {
     @PreDestroy
     synchronized void stop() {
         if (heartbeat != null) heartbeat.cancel(false);
+        if (sweep != null) sweep.cancel(false);
         if (hub != null) hub.closeAll(1001, "server shutting down");
         if (feed != null) feed.close();
     }

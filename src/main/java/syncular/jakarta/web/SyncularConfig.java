@@ -58,7 +58,15 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      *                      {@code var=v1|v2,other=*}
      */
     public record Auth(Optional<String> mode, String fixedActor, String fixedPartition,
-                       Map<String, List<String>> allowedScopes, Optional<JwtAuthenticator.Settings> jwt) { }
+                       Map<String, List<String>> allowedScopes, Optional<JwtAuthenticator.Settings> jwt,
+                       java.util.Set<WebSocketToken> websocketToken) { }
+
+    /**
+     * Where a WebSocket upgrade may carry its bearer token ({@code syncular.auth.websocket-token}): browsers cannot
+     * set an {@code Authorization} header on an upgrade, so they offer it as a {@code Sec-WebSocket-Protocol}
+     * value, or (when enabled) as the {@code access_token} query parameter.
+     */
+    public enum WebSocketToken { HEADER, PROTOCOL, QUERY }
 
     /**
      * @param maxRequestBytes         {@code syncular.limits.max-request-bytes}, counted after gzip decoding
@@ -133,8 +141,31 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 || outboxMessages > Integer.MAX_VALUE) {
             throw new ConfigException("syncular.realtime.* sizes must fit in 32 bits");
         }
+        // a client that only hears heartbeats answers the ping sent with each one (§8.5: clients send nothing else),
+        // so the idle timeout must leave room for at least one missed ping
+        long idle = parsed(config, "syncular.realtime.idle-timeout-ms", Long::parseLong, "a whole number of ms")
+                .orElse(3 * heartbeat);
+        if (idle != 0 && idle < 2 * heartbeat) {
+            throw new ConfigException("syncular.realtime.idle-timeout-ms must be 0 (off) or at least twice "
+                    + "syncular.realtime.heartbeat-ms");
+        }
+        long maxRound = positive(config, "syncular.realtime.max-round-bytes", 4L * 1024 * 1024);
+        if (maxRound < 64) throw new ConfigException("syncular.realtime.max-round-bytes must be at least 64");
+        long roundTimeout = positive(config, "syncular.realtime.round-timeout-ms", 60_000);
+        long connections = positive(config, "syncular.realtime.max-connections", 10_000);
+        long perActor = parsed(config, "syncular.realtime.max-connections-per-actor", Long::parseLong,
+                "a whole number").orElse(0L);
+        if (perActor < 0) throw new ConfigException("syncular.realtime.max-connections-per-actor must be 0 (off) or more");
+        long presenceRate = positive(config, "syncular.realtime.presence.max-per-second", 20);
+        long ackInterval = parsed(config, "syncular.realtime.ack-interval-ms", Long::parseLong, "a whole number of ms")
+                .orElse(1_000L);
+        if (ackInterval < 0) throw new ConfigException("syncular.realtime.ack-interval-ms must be 0 or more");
+        if (connections > Integer.MAX_VALUE || perActor > Integer.MAX_VALUE || presenceRate > Integer.MAX_VALUE) {
+            throw new ConfigException("syncular.realtime.* counts must fit in 32 bits");
+        }
         return new RealtimeSettings((int) maxMessage, heartbeat, (int) maxDelta, presence, (int) maxPresence,
-                outboxBytes, (int) outboxMessages);
+                outboxBytes, (int) outboxMessages).withHardening(idle, maxRound, roundTimeout, (int) connections,
+                (int) perActor, (int) presenceRate, ackInterval);
     }
 
     private static BackfillSettings backfill(Config config) {
@@ -190,7 +221,18 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 allowed.put(kv[0].trim(), List.of(kv[1].trim().split("\\|")));
             }
         }
-        return new Auth(mode, actor, partition, allowed, jwt);
+        java.util.Set<WebSocketToken> carriers = java.util.EnumSet.noneOf(WebSocketToken.class);
+        for (String c : text(config, "syncular.auth.websocket-token").orElse("header,protocol").split(",")) {
+            String name = c.trim();
+            if (name.isEmpty()) continue;
+            try {
+                carriers.add(WebSocketToken.valueOf(name.toUpperCase(java.util.Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException("syncular.auth.websocket-token must be a comma-separated list of header, "
+                        + "protocol, query");
+            }
+        }
+        return new Auth(mode, actor, partition, allowed, jwt, java.util.Set.copyOf(carriers));
     }
 
     /** {@code syncular.auth.jwt.*}: one verification key (HS256 secret or RS256 public key) and the claim names. */

@@ -38,7 +38,10 @@ public final class MessageScanner {
     public Optional<Scanned> feed(byte[] chunk, int off, int n) {
         if (complete) throw new IllegalStateException("message already complete");
         // the buffer holds at most maxBytes plus the current chunk (which the caller holds anyway)
-        if (len + n > buf.length) buf = Arrays.copyOf(buf, Math.max(len + n, buf.length * 2));
+        // growth stops doubling at maxBytes: a socket round's buffer must not pin twice its cap
+        if (len + n > buf.length) {
+            buf = Arrays.copyOf(buf, (int) Math.max(len + n, Math.min(buf.length * 2L, maxBytes)));
+        }
         System.arraycopy(chunk, off, buf, len, n);
         len += n;
         if (next < 0) {

@@ -53,7 +53,10 @@ class JwtAuthenticatorTest {
     void aValidHs256TokenNamesActorPartitionAndGrantedScopes() throws Exception {
         Identity id = new JwtAuthenticator(hs(null), CLOCK).authenticate(bearer(hsToken(claims().build(), SECRET)))
                 .orElseThrow();
-        assertEquals(new Identity("alice", "tenant-1", Map.of("project_id", List.of("p1", "p2"))), id);
+        // the identity lapses when this authenticator would start refusing the token: exp plus the skew
+        assertEquals(new Identity("alice", "tenant-1", Map.of("project_id", List.of("p1", "p2")),
+                NOW + 60_000 + JwtAuthenticator.SKEW_MS), id);
+        assertTrue(!id.expiredAt(NOW + 60_000 + JwtAuthenticator.SKEW_MS - 1) && id.expiredAt(NOW + 120_000));
         Identity fallback = new JwtAuthenticator(hs(null), CLOCK)
                 .authenticate(bearer(hsToken(claims().claim("partition", null).build(), SECRET))).orElseThrow();
         assertEquals("fallback", fallback.partition());

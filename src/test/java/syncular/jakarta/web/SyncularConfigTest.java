@@ -93,6 +93,31 @@ class SyncularConfigTest {
         assertEquals(Map.of(), j.resolveScopes(new syncular.jakarta.host.Identity("a", "p")));
     }
 
+    @Test
+    void realtimeHardeningKeysHaveDefaultsAndRefuseMalformedValuesNamingTheKey() {
+        SyncularConfig c = SyncularConfig.from(config(DB));
+        assertEquals(90_000, c.realtime().idleTimeoutMs(), "three heartbeats");
+        assertEquals(4L * 1024 * 1024, c.realtime().maxRoundBytes());
+        assertEquals(10_000, c.realtime().maxConnections());
+        assertEquals(0, c.realtime().maxConnectionsPerActor());
+        assertEquals(java.util.Set.of(SyncularConfig.WebSocketToken.HEADER, SyncularConfig.WebSocketToken.PROTOCOL),
+                c.auth().websocketToken());
+        Map<String, String> fast = with("syncular.realtime.heartbeat-ms", "1000");
+        assertEquals(3_000, SyncularConfig.from(config(fast)).realtime().idleTimeoutMs());
+        fast.put("syncular.realtime.idle-timeout-ms", "1500");
+        assertMessage(fast, "syncular.realtime.idle-timeout-ms must be 0 (off) or at least twice "
+                + "syncular.realtime.heartbeat-ms");
+        fast.put("syncular.realtime.idle-timeout-ms", "0");
+        assertEquals(0, SyncularConfig.from(config(fast)).realtime().idleTimeoutMs());
+        assertMessage(with("syncular.realtime.max-connections", "0"), "syncular.realtime.max-connections must be at least 1");
+        assertMessage(with("syncular.realtime.max-connections-per-actor", "-1"),
+                "syncular.realtime.max-connections-per-actor must be 0 (off) or more");
+        assertMessage(with("syncular.auth.websocket-token", "header,cookie"),
+                "syncular.auth.websocket-token must be a comma-separated list of header, protocol, query");
+        assertEquals(java.util.Set.of(SyncularConfig.WebSocketToken.QUERY), SyncularConfig.from(
+                config(with("syncular.auth.websocket-token", "query"))).auth().websocketToken());
+    }
+
     private static Map<String, String> with(String key, String value) {
         Map<String, String> m = new HashMap<>(DB);
         m.put(key, value);
