@@ -21,18 +21,27 @@ import java.util.Optional;
 /**
  * Built-in bearer-token authentication ({@code syncular.auth.mode=jwt}): a JWS compact token verified with Nimbus
  * JOSE+JWT against one configured key, HS256 (shared secret) or RS256 (public key). The token must name the
- * expected algorithm, carry an unexpired {@code exp} (60 s skew), and the configured issuer/audience when set.
+ * expected algorithm, carry an unexpired {@code exp} (give or take {@code clockSkewMs}, default 5 s), and the
+ * configured issuer/audience when set.
  * The actor comes from {@code actorClaim}, the partition from {@code partitionClaim} (or a configured default),
  * and the allowed scopes (§3.2) from {@code scopesClaim}: an object of variable → list of values or {@code "*"}.
  * Any failure is an empty answer (401), never an exception. The identity carries the token's expiry ({@code exp}
  * plus the same skew), so a WebSocket authenticated with it closes when an HTTP request with it would be refused.
  */
 public final class JwtAuthenticator implements Authenticator {
-    static final long SKEW_MS = 60_000;
+    /**
+     * The default of {@code syncular.auth.jwt.clock-skew-ms}: room for the issuer's and this server's clocks to
+     * disagree, small enough that a token that expired seconds ago no longer writes (issue 13).
+     */
+    public static final long DEFAULT_CLOCK_SKEW_MS = 5_000;
 
-    /** Configuration; exactly one of {@code hs256Secret} / {@code rs256PublicKeyPem} is set. */
+    /**
+     * Configuration; exactly one of {@code hs256Secret} / {@code rs256PublicKeyPem} is set. {@code clockSkewMs}: how
+     * far past {@code exp} (and before {@code nbf}) a token is still accepted.
+     */
     public record Settings(byte[] hs256Secret, String rs256PublicKeyPem, String issuer, String audience,
-                           String actorClaim, String partitionClaim, String defaultPartition, String scopesClaim) { }
+                           String actorClaim, String partitionClaim, String defaultPartition, String scopesClaim,
+                           long clockSkewMs) { }
 
     private final Settings settings;
     private final JWSAlgorithm algorithm;
@@ -76,9 +85,9 @@ public final class JwtAuthenticator implements Authenticator {
             JWTClaimsSet claims = jwt.getJWTClaimsSet();
             long now = clock.nowMs();
             Date exp = claims.getExpirationTime();
-            if (exp == null || exp.getTime() + SKEW_MS <= now) return Optional.empty();
+            if (exp == null || exp.getTime() + settings.clockSkewMs() <= now) return Optional.empty();
             Date nbf = claims.getNotBeforeTime();
-            if (nbf != null && nbf.getTime() - SKEW_MS > now) return Optional.empty();
+            if (nbf != null && nbf.getTime() - settings.clockSkewMs() > now) return Optional.empty();
             if (settings.issuer() != null && !settings.issuer().equals(claims.getIssuer())) return Optional.empty();
             if (settings.audience() != null && (claims.getAudience() == null
                     || !claims.getAudience().contains(settings.audience()))) {
@@ -90,7 +99,7 @@ public final class JwtAuthenticator implements Authenticator {
             if (actor == null || actor.isEmpty() || partition == null || partition.isEmpty()) return Optional.empty();
             // the instant this authenticator starts refusing the token: a socket must not outlive that (Identity)
             return Optional.of(new Identity(actor, partition, scopes(claims.getClaim(settings.scopesClaim())),
-                    exp.getTime() + SKEW_MS));
+                    exp.getTime() + settings.clockSkewMs()));
         } catch (ParseException | JOSEException | RuntimeException e) {
             return Optional.empty();
         }

@@ -235,6 +235,15 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         return new Auth(mode, actor, partition, allowed, jwt, java.util.Set.copyOf(carriers));
     }
 
+    private static long clockSkew(Config config) {
+        long ms = parsed(config, "syncular.auth.jwt.clock-skew-ms", Long::parseLong, "a whole number of ms")
+                .orElse(JwtAuthenticator.DEFAULT_CLOCK_SKEW_MS);
+        if (ms < 0 || ms > 300_000) {
+            throw new ConfigException("syncular.auth.jwt.clock-skew-ms must be between 0 and 300000");
+        }
+        return ms;
+    }
+
     /** {@code syncular.auth.jwt.*}: one verification key (HS256 secret or RS256 public key) and the claim names. */
     private static JwtAuthenticator.Settings jwt(Config config) {
         Optional<String> secret = text(config, "syncular.auth.jwt.hs256-secret");
@@ -253,7 +262,8 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 text(config, "syncular.auth.jwt.actor-claim").orElse("sub"),
                 text(config, "syncular.auth.jwt.partition-claim").orElse("partition"),
                 text(config, "syncular.auth.jwt.default-partition").orElse(null),
-                text(config, "syncular.auth.jwt.scopes-claim").orElse("scopes"));
+                text(config, "syncular.auth.jwt.scopes-claim").orElse("scopes"),
+                clockSkew(config));
         try {
             new JwtAuthenticator(settings, syncular.jakarta.host.Clock.SYSTEM);
         } catch (IllegalArgumentException e) {

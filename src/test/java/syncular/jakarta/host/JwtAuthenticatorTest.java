@@ -26,7 +26,8 @@ class JwtAuthenticatorTest {
     static final Clock CLOCK = () -> NOW;
 
     static JwtAuthenticator.Settings hs(String issuer) {
-        return new JwtAuthenticator.Settings(SECRET, null, issuer, null, "sub", "partition", "fallback", "scopes");
+        return new JwtAuthenticator.Settings(SECRET, null, issuer, null, "sub", "partition", "fallback", "scopes",
+                JwtAuthenticator.DEFAULT_CLOCK_SKEW_MS);
     }
 
     static String hsToken(JWTClaimsSet claims, byte[] key) throws Exception {
@@ -55,8 +56,8 @@ class JwtAuthenticatorTest {
                 .orElseThrow();
         // the identity lapses when this authenticator would start refusing the token: exp plus the skew
         assertEquals(new Identity("alice", "tenant-1", Map.of("project_id", List.of("p1", "p2")),
-                NOW + 60_000 + JwtAuthenticator.SKEW_MS), id);
-        assertTrue(!id.expiredAt(NOW + 60_000 + JwtAuthenticator.SKEW_MS - 1) && id.expiredAt(NOW + 120_000));
+                NOW + 60_000 + JwtAuthenticator.DEFAULT_CLOCK_SKEW_MS), id);
+        assertTrue(!id.expiredAt(NOW + 60_000 + JwtAuthenticator.DEFAULT_CLOCK_SKEW_MS - 1) && id.expiredAt(NOW + 120_000));
         Identity fallback = new JwtAuthenticator(hs(null), CLOCK)
                 .authenticate(bearer(hsToken(claims().claim("partition", null).build(), SECRET))).orElseThrow();
         assertEquals("fallback", fallback.partition());
@@ -91,7 +92,8 @@ class JwtAuthenticatorTest {
         String pem = "-----BEGIN PUBLIC KEY-----\n"
                 + Base64.getMimeEncoder().encodeToString(pair.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----";
         JwtAuthenticator auth = new JwtAuthenticator(
-                new JwtAuthenticator.Settings(null, pem, null, null, "sub", "partition", null, "scopes"), CLOCK);
+                new JwtAuthenticator.Settings(null, pem, null, null, "sub", "partition", null, "scopes",
+                        JwtAuthenticator.DEFAULT_CLOCK_SKEW_MS), CLOCK);
         SignedJWT rs = new SignedJWT(new JWSHeader(JWSAlgorithm.RS256), claims().build());
         rs.sign(new RSASSASigner(pair.getPrivate()));
         assertEquals("alice", auth.authenticate(bearer(rs.serialize())).orElseThrow().actorId());
@@ -103,6 +105,17 @@ class JwtAuthenticatorTest {
     @Test
     void aShortSecretIsRefusedAtConstruction() {
         assertThrows(IllegalArgumentException.class, () -> new JwtAuthenticator(new JwtAuthenticator.Settings(
-                "short".getBytes(StandardCharsets.UTF_8), null, null, null, "sub", "partition", null, "scopes"), CLOCK));
+                "short".getBytes(StandardCharsets.UTF_8), null, null, null, "sub", "partition", null, "scopes", 0), CLOCK));
+    }
+
+    /** Issue 13: a token that expired 10 s ago writes nowhere; the default skew is 5 s. */
+    @Test
+    void aTokenPastItsExpiryAndTheSkewIsRefused() throws Exception {
+        JwtAuthenticator auth = new JwtAuthenticator(hs(null), CLOCK);
+        String tenSecondsAgo = hsToken(claims().expirationTime(new java.util.Date(NOW - 10_000)).build(), SECRET);
+        assertTrue(auth.authenticate(bearer(tenSecondsAgo)).isEmpty());
+        String threeSecondsAgo = hsToken(claims().expirationTime(new java.util.Date(NOW - 3_000)).build(), SECRET);
+        assertEquals(NOW + 2_000, (long) auth.authenticate(bearer(threeSecondsAgo)).orElseThrow().expiresAtMs(),
+                "accepted inside the skew, and only until exp plus the skew");
     }
 }

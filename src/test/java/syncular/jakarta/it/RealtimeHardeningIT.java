@@ -144,15 +144,16 @@ class RealtimeHardeningIT extends DatabaseIsolation {
 
     @Test
     void aSocketClosesWhenItsTokenLapses() throws Exception {
-        // exp 57 s ago: still inside the authenticator's 60 s skew, so accepted for about 3 s more
-        String lapsing = token("carol", "rt-h-c", "list-carol", System.currentTimeMillis() - 57_000);
+        // exp 2 s ago: still inside the authenticator's 5 s clock skew, so accepted for about 3 s more
+        String lapsing = token("carol", "rt-h-c", "list-carol", System.currentTimeMillis() - 2_000);
         try (RealtimeTestSocket s = RealtimeTestSocket.open(base.toURI(), "clientId=lapsing",
                 "Authorization", "Bearer " + lapsing)) {
             assertEquals("hello", s.nextEvent(10).get("event"));
             assertEquals("1008 sync.auth_required", s.awaitClose(30));
         }
         // a token that has lapsed already never opens
-        String lapsed = token("carol", "rt-h-c", "list-carol", System.currentTimeMillis() - 120_000);
+        // the case: a token that expired 10 s ago never opens (and never writes over HTTP either)
+        String lapsed = token("carol", "rt-h-c", "list-carol", System.currentTimeMillis() - 10_000);
         try (RealtimeTestSocket s = RealtimeTestSocket.open(base.toURI(), "clientId=lapsed",
                 "Authorization", "Bearer " + lapsed)) {
             assertEquals("1008 sync.auth_required", s.awaitClose(30));
