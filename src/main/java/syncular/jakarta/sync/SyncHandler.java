@@ -78,7 +78,7 @@ public final class SyncHandler {
     public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs) { }
 
     public Handled handle(Identity identity, RequestMessage request) {
-        Built built = build(identity, request);
+        Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
         verify(built);
         return built.handled();
     }
@@ -93,7 +93,7 @@ public final class SyncHandler {
      */
     public <T extends AutoCloseable> Materialized<T> handle(Identity identity, RequestMessage request,
                                                             Function<ResponseMessage, T> materialize) {
-        Built built = build(identity, request);
+        Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
         T body = materialize.apply(built.handled().response());
         try {
             verify(built);
@@ -147,6 +147,7 @@ public final class SyncHandler {
             frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), true));
             return built(entryGate, partition, running, declared, wire, frames, List.of());
         }
+        StorableInput.checkRequest(request);   // before any read binds a request field
         validateRequest(identity, header, pushes, pullHeader, subscriptions, running);
         Map<String, List<String>> allowed = resolveOnce(identity, running);
         List<PullProcessor.Plan> plans = new ArrayList<>();
