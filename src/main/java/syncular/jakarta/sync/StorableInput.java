@@ -3,6 +3,7 @@ package syncular.jakarta.sync;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.TableSchema;
@@ -55,7 +56,10 @@ public final class StorableInput {
 
     // ------------------------------------------------------------------ request level
 
-    /** Throws 400 {@code sync.invalid_request} naming the first request-level field the database cannot store. */
+    /**
+     * Throws 400 {@code sync.invalid_request} naming the first request-level field the database cannot store
+     * (details {@code {"field":…,"reason":…}}).
+     */
     static void checkRequest(RequestMessage request) {
         key(request.header().clientId(), "clientId");
         for (PushCommit commit : request.pushCommits()) key(commit.clientCommitId(), "clientCommitId");
@@ -81,7 +85,7 @@ public final class StorableInput {
     private static SyncException invalid(String field, String reason) {
         String what = reason.equals(NUL) ? "contains U+0000" : "is longer than " + MAX_KEY_BYTES + " UTF-8 bytes";
         return new SyncException(ErrorCode.SYNC_INVALID_REQUEST, field + " " + what + ", which the server cannot store",
-                Json.write(Map.of("field", field, "reason", reason)));
+                Json.write(new TreeMap<>(Map.of("field", field, "reason", reason))));   // a stable key order
     }
 
     /** Null when {@code value} can be stored as a key; else the reason token. */

@@ -3,8 +3,11 @@ package syncular.jakarta.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +19,7 @@ import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import java.util.zip.GZIPOutputStream;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
@@ -30,11 +34,12 @@ import syncular.jakarta.wire.ResponseDecoder;
 
 /**
  * Issue 13 item 4: mutations of every golden request vector POSTed to the live {@code /sync} (not only the codec,
- * {@code MutationFuzzTest}). Every input gets a 200 whose body the strict decoder accepts, or a 4xx JSON body with a
+ * {@code MutationFuzzTest}); every tenth input is sent gzip-compressed, half of those with the gzip bytes mutated
+ * too. Every input gets a 200 whose body the strict decoder accepts, or a 4xx JSON body with a
  * catalog code; never a 5xx. {@code -Dsyncular.fuzz.live-mutations} per vector (default 150, so CI stays fast),
  * {@code -Dsyncular.fuzz.live-seed} (default fixed, so a run is reproducible); each input's own seed is printed on
  * failure and the input saved under {@code target/fuzz-failures/}. Inputs that once failed are replayed first, from
- * {@code src/test/resources/it/fuzz-regressions/}.
+ * {@code src/test/resources/it/fuzz-regressions/} ({@value #GZIP_SUFFIX} files with {@code Content-Encoding: gzip}).
  */
 @ExtendWith(ArquillianExtension.class)
 class SyncFuzzIT extends DatabaseIsolation {
@@ -43,6 +48,9 @@ class SyncFuzzIT extends DatabaseIsolation {
     private static final Path FAILURES = Path.of("target/fuzz-failures");
     static final int PER_VECTOR = Integer.getInteger("syncular.fuzz.live-mutations", 150);
     static final long SEED = Long.getLong("syncular.fuzz.live-seed", 0x13_0004L);
+    /** A saved input sent with {@code Content-Encoding: gzip}. */
+    static final String GZIP_SUFFIX = ".gzip.bin";
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @Deployment(testable = false)
     static WebArchive deployment() {
@@ -57,17 +65,23 @@ class SyncFuzzIT extends DatabaseIsolation {
     @ArquillianResource
     URL base;
 
-    private SyncTestClient http;
-
     @BeforeEach
     void awaitReady() throws Exception {
         It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
-        http = new SyncTestClient(base.toURI(), "unused", "unused");
+    }
+
+    /** POSTs the bytes as they are, with {@code Content-Encoding: gzip} when {@code gzip}. */
+    private HttpResponse<byte[]> post(byte[] body, boolean gzip) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.toURI().resolve("sync")).timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/vnd.syncular.sync.v2");
+        if (gzip) b.header("Content-Encoding", "gzip");
+        return HTTP.send(b.POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
     }
 
     /** Null when the answer is acceptable; else what was wrong with it. */
-    private String problem(byte[] input) throws Exception {
-        HttpResponse<byte[]> r = http.post(input, false);
+    private String problem(byte[] input, boolean gzip) throws Exception {
+        HttpResponse<byte[]> r = post(input, gzip);
         int status = r.statusCode();
         if (status == 200) {
             try {
@@ -94,7 +108,7 @@ class SyncFuzzIT extends DatabaseIsolation {
         if (Files.isDirectory(REGRESSIONS)) {
             try (Stream<Path> files = Files.list(REGRESSIONS)) {
                 for (Path f : files.filter(p -> p.toString().endsWith(".bin")).sorted().toList()) {
-                    String p = problem(Files.readAllBytes(f));
+                    String p = problem(Files.readAllBytes(f), f.toString().endsWith(GZIP_SUFFIX));
                     if (p != null) failures.add("regression " + f.getFileName() + ": " + p);
                 }
             }
@@ -106,11 +120,19 @@ class SyncFuzzIT extends DatabaseIsolation {
             byte[] original = Files.readAllBytes(VECTORS.resolve(vectors.get(v)));
             for (int i = 0; i < PER_VECTOR; i++) {
                 long inputSeed = SEED + 1_000_003L * v + i;   // one input = one seed: reproducible alone
-                byte[] input = MutationFuzzTest.mutate(original, new Random(inputSeed));
+                Random rnd = new Random(inputSeed);
+                byte[] input = MutationFuzzTest.mutate(original, rnd);
+                // every tenth input travels gzip-compressed, every other one of those with its gzip bytes damaged
+                boolean gzip = i % 10 == 9;
+                if (gzip) {
+                    input = gzip(input);
+                    if (i % 20 == 19) input = MutationFuzzTest.mutate(input, rnd);
+                }
                 inputs++;
-                String p = problem(input);
+                String p = problem(input, gzip);
                 if (p != null) {
-                    String name = vectors.get(v).replace(".bin", "") + "-seed-" + inputSeed + ".bin";
+                    String name = vectors.get(v).replace(".bin", "") + "-seed-" + inputSeed
+                            + (gzip ? GZIP_SUFFIX : ".bin");
                     save(name, input);
                     failures.add(vectors.get(v) + " input seed " + inputSeed + " (saved as " + FAILURES.resolve(name)
                             + "): " + p);
@@ -121,6 +143,14 @@ class SyncFuzzIT extends DatabaseIsolation {
                 + " vectors, run seed " + SEED + ": " + failures.size() + " failures");
         assertTrue(failures.isEmpty(), () -> failures.size() + " inputs failed (run seed " + SEED + "):\n"
                 + String.join("\n", failures.subList(0, Math.min(30, failures.size()))));
+    }
+
+    private static byte[] gzip(byte[] plain) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (GZIPOutputStream gz = new GZIPOutputStream(out)) {
+            gz.write(plain);
+        }
+        return out.toByteArray();
     }
 
     private static void save(String name, byte[] input) throws IOException {

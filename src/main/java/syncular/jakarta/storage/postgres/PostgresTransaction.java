@@ -258,9 +258,10 @@ final class PostgresTransaction implements StorageTransaction {
             return append(commit, applied, statements);
         } catch (StorageException e) {
             if (!PgErrors.isOperationRefusal(e.code()) || writes.isEmpty()) throw e;
-            // which write was it (the append itself could be the culprit)? A constraint or a refused value alike. Back to the push savepoint, then the
-            // writes alone, one round trip each; the failing one throws with its own opIndex. This path runs only
-            // when a commit is about to be rejected, which rolls back to the savepoint again.
+            // which write was it (the append itself could be the culprit)? A constraint or a refused value alike.
+            // Back to the push savepoint, then the writes alone, one round trip each; the failing one throws with
+            // its own opIndex. This path runs only when a commit is about to be rejected, which rolls back to the
+            // savepoint again.
             run(CommitLogSql.ROLLBACK_TO_SAVEPOINT_KEEP, null, IGNORE);
             for (RowWrite w : writes) {
                 Statement st = writeStatement(w);
