@@ -52,6 +52,12 @@ public enum StorageErrorCode {
     IDEMPOTENCY_CACHE_MISS("sync.idempotency_cache_miss", "persisted push result unreadable"),
     /** A row write violated a relational constraint; {@link StorageException#opIndex()} names the operation. */
     CONSTRAINT_VIOLATION("sync.storage.constraint_violation", "application row violates a relational constraint"),
+    /**
+     * SQLSTATE class 22 (data exception: U+0000 in text, a number {@code numeric} cannot hold, …) or 54 (program
+     * limit: a key wider than a btree entry, JSON nested past the stack): the database refuses the VALUES, so the
+     * same write fails again on every retry. {@link StorageException#opIndex()} names the push operation.
+     */
+    DATA_REJECTED("sync.storage.data_rejected", "the database refused a value of the write"),
     /** Serialization failure or deadlock (SQLSTATE 40001, 40P01): the whole transaction may be retried. */
     RETRY_TRANSACTION("sync.storage.retry_transaction", "the transaction was aborted by a concurrent one; retry it"),
     /** SQLSTATE 55P03: a NOWAIT or lock timeout gave up. */

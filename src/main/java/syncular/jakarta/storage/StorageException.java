@@ -32,7 +32,7 @@ public final class StorageException extends RuntimeException {
     /** Identifiers that explain the failure to an operator; never rendered to a client. */
     public Map<String, String> details() { return details; }
 
-    /** The push operation a {@link StorageErrorCode#CONSTRAINT_VIOLATION} belongs to, when known. */
+    /** The push operation a {@link StorageErrorCode#CONSTRAINT_VIOLATION} or {@code DATA_REJECTED} belongs to, when known. */
     public OptionalInt opIndex() { return opIndex < 0 ? OptionalInt.empty() : OptionalInt.of(opIndex); }
 
     @Override

@@ -108,16 +108,21 @@ public final class PushProcessor {
                             id.actorId(), id.partition(), hooks.evidence), hooks.reads).orElse(null);
                 }
             } catch (StorageException e) {
-                if (e.code() != StorageErrorCode.CONSTRAINT_VIOLATION) throw e;
-                terminated = new OperationResult.Failed(e.opIndex().orElse(0),
-                        ErrorCode.SYNC_CONSTRAINT_VIOLATION.wire(), "write violates a relational constraint", false, null);
+                if (e.code() == StorageErrorCode.CONSTRAINT_VIOLATION) {
+                    terminated = new OperationResult.Failed(e.opIndex().orElse(0),
+                            ErrorCode.SYNC_CONSTRAINT_VIOLATION.wire(), "write violates a relational constraint", false,
+                            null);
+                } else if (e.code() == StorageErrorCode.DATA_REJECTED) {
+                    // a value the database refuses (class 22/54) fails the same way on every retry: a stored
+                    // rejection, never a 500 that wedges the client's outbox. Without an index from the write, it
+                    // is the operation in progress (results holds one entry per operation before it).
+                    int at = e.opIndex().orElse(Math.min(results.size(), commit.operations().size() - 1));
+                    terminated = StorableInput.refused(at);
+                } else {
+                    throw e;
+                }
             }
-            if (terminated != null) {
-                StoredPushResult rejected = new StoredPushResult(StoredPushResult.Status.REJECTED, null, createdAtMs,
-                        UUID.randomUUID().toString(), List.of(terminated));
-                tx.rejectPush(clientId, commit.clientCommitId(), rejected);
-                return outcome(commit.clientCommitId(), rejected, false);
-            }
+            if (terminated != null) return reject(tx, clientId, commit.clientCommitId(), createdAtMs, terminated);
             long seq;
             try {
                 seq = tx.appendCommit(new NewCommit(clientId, commit.clientCommitId(), id.actorId(), createdAtMs, changes));
@@ -126,6 +131,10 @@ public final class PushProcessor {
                     // This process runs an older schema than the partition's fence: it is behind, not broken.
                     throw new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
                             "the partition is fenced for a newer schema version; this server is behind", "{}");
+                }
+                // a commit-log value (a change's scopes) the per-operation checks missed: nothing is appended
+                if (e.code() == StorageErrorCode.DATA_REJECTED) {
+                    return reject(tx, clientId, commit.clientCommitId(), createdAtMs, StorableInput.refused(0));
                 }
                 throw e;
             }
@@ -149,6 +158,15 @@ public final class PushProcessor {
             throw new SyncException(ErrorCode.SYNC_RATE_LIMITED,
                     "the partition lock was not available within the lock timeout; retry later");
         }
+    }
+
+    /** Rolls back to the push savepoint and stores the rejection; the transaction then commits (SPEC §6.3). */
+    private static Outcome reject(StorageTransaction tx, String clientId, String clientCommitId, long createdAtMs,
+                                  OperationResult terminated) {
+        StoredPushResult rejected = new StoredPushResult(StoredPushResult.Status.REJECTED, null, createdAtMs,
+                UUID.randomUUID().toString(), List.of(terminated));
+        tx.rejectPush(clientId, clientCommitId, rejected);
+        return outcome(clientCommitId, rejected, false);
     }
 
     /** The push transaction's serve-gate re-read (RFC 0007 gate point 4). */
@@ -203,6 +221,9 @@ public final class PushProcessor {
         }
         TableSchema table = maybeTable.get();
         if (allowed == null) return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "scope resolution failed (§3.4)");
+        // before the first read: a rowId the database cannot hold is refused even as a query parameter
+        OperationResult unstorable = StorableInput.rowId(i, op.rowId());
+        if (unstorable != null) return new Applied(null, unstorable);
         Optional<StoredRow> stored = tx.getRow(table.name(), op.rowId());
 
         boolean validating = hooks != null && hooks.run.wants(table.name());
@@ -235,6 +256,8 @@ public final class PushProcessor {
         if (pk.isEmpty() || !pk.get().equals(op.rowId())) {
             return Applied.reject(i, ErrorCode.SYNC_INVALID_REQUEST, "payload primary key does not match rowId");
         }
+        unstorable = StorableInput.jsonColumns(i, table, values);
+        if (unstorable != null) return new Applied(null, unstorable);
 
         if (stored.isPresent()) {
             StoredRow s = stored.get();
@@ -279,6 +302,8 @@ public final class PushProcessor {
         if (extracted.missing() != null) {
             return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "insert lacks a value for a scope column (§3.4)");
         }
+        unstorable = StorableInput.scopes(i, table, extracted.scopes());
+        if (unstorable != null) return new Applied(null, unstorable);
         if (!Scopes.authorizeWrite(table, extracted.scopes(), allowed)) {
             return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "insert denied by scope authorization (§3.4)");
         }

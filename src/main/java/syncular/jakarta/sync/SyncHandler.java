@@ -87,7 +87,7 @@ public final class SyncHandler {
 
     public Handled handle(Identity identity, RequestMessage request) {
         try (PartitionAdmission.Turn turn = admission.enter(identity.partition())) {
-            Built built = build(identity, request);
+            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
             verify(built);
             return built.handled();
         }
@@ -105,7 +105,7 @@ public final class SyncHandler {
                                                             Function<ResponseMessage, T> materialize) {
         // the turn covers the database work; sending the spooled body afterwards needs none
         try (PartitionAdmission.Turn turn = admission.enter(identity.partition())) {
-            Built built = build(identity, request);
+            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
             T body = materialize.apply(built.handled().response());
             try {
                 verify(built);
@@ -160,6 +160,7 @@ public final class SyncHandler {
             frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), true));
             return built(entryGate, partition, running, declared, wire, frames, List.of());
         }
+        StorableInput.checkRequest(request);   // before any read binds a request field
         validateRequest(identity, header, pushes, pullHeader, subscriptions, running);
         Map<String, List<String>> allowed = resolveOnce(identity, running);
         List<PullProcessor.Plan> plans = new ArrayList<>();

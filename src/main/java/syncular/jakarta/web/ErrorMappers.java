@@ -12,7 +12,8 @@ import syncular.jakarta.wire.ErrorCode;
 
 /**
  * Every failure leaves as a catalog JSON body (SPEC §10.1), never the container's HTML page: request-level
- * {@link SyncException}s with their code, decode errors as 400 with theirs, and anything unexpected as 500
+ * {@link SyncException}s with their code, decode errors as 400 with theirs, an oversized body as 413
+ * {@code sync.invalid_request}, and anything unexpected as 500
  * {@code sync.internal_error} (retryable, no internal detail; the log has it).
  */
 public final class ErrorMappers {
@@ -45,6 +46,10 @@ public final class ErrorMappers {
             }
             if (e instanceof WebApplicationException w && w.getResponse().getStatus() < 500) {
                 return w.getResponse(); // the framework's own 404/405/406: not ours to rewrite
+            }
+            if (e instanceof HttpBodies.RequestTooLarge t) {
+                return ErrorBodies.of(413, ErrorCode.SYNC_INVALID_REQUEST, t.getMessage(),
+                        "{\"limit\":\"syncular.limits.max-request-bytes\",\"maxBytes\":" + t.maxBytes + "}");
             }
             Throwable cause = unwrap(e);
             if (cause instanceof SyncException s) return new SyncExceptionMapper().toResponse(s);

@@ -2,6 +2,7 @@ package syncular.jakarta.web;
 
 import jakarta.ws.rs.core.Response;
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Locale;
@@ -18,36 +19,49 @@ final class HttpBodies {
 
     /**
      * Reads a request body, gunzipping it when {@code Content-Encoding: gzip}; the cap counts decoded bytes, so a
-     * small compressed bomb cannot expand past it.
+     * small compressed bomb cannot expand past it. A body that is not a whole gzip stream (empty, the magic alone, a
+     * header without data, cut short, a bad checksum) is 400 {@code sync.invalid_request}; a body over the cap is
+     * HTTP 413 with the same JSON shape (the catalog has no request-size code, SPEC §10.2).
      */
     static byte[] readRequest(InputStream body, String contentEncoding, long maxBytes) throws IOException {
-        InputStream in = body;
         String enc = contentEncoding == null ? "identity" : contentEncoding.trim().toLowerCase(Locale.ROOT);
-        if (enc.equals("gzip") || enc.equals("x-gzip")) {
-            try {
-                in = new GZIPInputStream(body);
-            } catch (ZipException e) {
-                throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST, "the request body is not valid gzip");
-            }
-        } else if (!enc.equals("identity")) {
+        boolean gzip = enc.equals("gzip") || enc.equals("x-gzip");
+        if (!gzip && !enc.equals("identity")) {
             throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST, "unsupported Content-Encoding");
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buf = new byte[16 * 1024];
         long total = 0;
         try {
-            for (int n; (n = in.read(buf)) > 0; ) {
+            // GZIPInputStream reads the header in its constructor: an empty or short body fails right there
+            InputStream in = gzip ? new GZIPInputStream(body) : body;
+            for (int n; (n = in.read(buf)) >= 0; ) {
                 total += n;
                 if (total > maxBytes) {
-                    throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST,
-                            "the request body exceeds syncular.limits.max-request-bytes (" + maxBytes + ")");
+                    throw new RequestTooLarge(maxBytes);
                 }
                 out.write(buf, 0, n);
             }
-        } catch (ZipException e) {
+        } catch (ZipException | EOFException e) {
+            // EOFException only from the gzip framing: a plain body simply ends (read returns -1)
+            if (!gzip) throw e;
             throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST, "the request body is not valid gzip");
         }
         return out.toByteArray();
+    }
+
+    /**
+     * A body over {@code syncular.limits.max-request-bytes}: HTTP 413 with the §10.1 body of
+     * {@code sync.invalid_request} ({@link ErrorMappers}). Not a SyncException, whose status is its code's 400.
+     */
+    static final class RequestTooLarge extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final long maxBytes;
+
+        RequestTooLarge(long maxBytes) {
+            super("the request body exceeds syncular.limits.max-request-bytes (" + maxBytes + ")", null, false, false);
+            this.maxBytes = maxBytes;
+        }
     }
 
     /** Bodies below this size go out as they are: the coding's framing would outweigh its gain (REF). */

@@ -238,7 +238,8 @@ class SyncLimitsIT extends DatabaseIsolation {
                         SyncTestClient.todo("g2", list, "z".repeat(20_000), false, 1)))))));
         HttpResponse<byte[]> refused = c.post(big, true);
         String body = new String(refused.body());
-        assertEquals(400, refused.statusCode(), body);
+        assertEquals(413, refused.statusCode(), body);   // HTTP's own status for a body over the cap
+        assertTrue(body.contains("\"code\":\"sync.invalid_request\""), body);
         assertTrue(body.contains("max-request-bytes"), body);
         assertEquals(1, SyncFlowIT.serverRows(PARTITION, list).size());
     }

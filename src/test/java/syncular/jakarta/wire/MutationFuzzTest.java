@@ -19,7 +19,7 @@ import net.jqwik.api.lifecycle.AfterContainer;
  * (default 100,000) inputs, spread evenly over every binary vector; each input has its own deadline
  * ({@code syncular.fuzz.timeout-ms}, default 2,000 ms, generous for a shared 2-core machine).
  */
-class MutationFuzzTest {
+public class MutationFuzzTest {
     static final int TRIES = 100;
     static final long TOTAL = Long.getLong("syncular.fuzz.inputs", 100_000);
     static final long TIMEOUT_MS = Long.getLong("syncular.fuzz.timeout-ms", 2_000);
@@ -106,7 +106,8 @@ class MutationFuzzTest {
         return decoded instanceof ResponseMessage m && m.frames().stream().anyMatch(f -> f instanceof PushResultDetails);
     }
 
-    static byte[] mutate(byte[] base, Random r) {
+    /** One to three mutations of {@code base}; also drives the live-endpoint fuzz ({@code SyncFuzzIT}). */
+    public static byte[] mutate(byte[] base, Random r) {
         byte[] b = base.clone();
         int ops = 1 + r.nextInt(3);
         for (int k = 0; k < ops; k++) {

@@ -30,12 +30,16 @@ public final class PgErrors {
         return new StorageException(codeOf(sql), failure);
     }
 
-    /** A class-23 failure of one push operation: carries its index for the durable rejection. */
+    /** A class-23, 22 or 54 failure of one push operation: carries its index for the durable rejection. */
     public static StorageException classifyRowWrite(SQLException failure, int opIndex) {
         SQLException sql = firstWithState(failure);
         StorageErrorCode code = codeOf(sql);
-        return new StorageException(code, java.util.Map.of(), code == StorageErrorCode.CONSTRAINT_VIOLATION
-                ? opIndex : -1, failure);
+        return new StorageException(code, java.util.Map.of(), isOperationRefusal(code) ? opIndex : -1, failure);
+    }
+
+    /** The refusals that belong to the written values, not to the infrastructure: a retry fails the same way. */
+    public static boolean isOperationRefusal(StorageErrorCode code) {
+        return code == StorageErrorCode.CONSTRAINT_VIOLATION || code == StorageErrorCode.DATA_REJECTED;
     }
 
     static StorageErrorCode codeOf(SQLException sql) {
@@ -45,6 +49,8 @@ public final class PgErrors {
         if (state.equals("40001") || state.equals("40P01")) return StorageErrorCode.RETRY_TRANSACTION;
         if (state.equals("55P03")) return StorageErrorCode.LOCK_NOT_AVAILABLE;
         if (state.startsWith("23")) return StorageErrorCode.CONSTRAINT_VIOLATION;
+        // class 22 (data exception) and 54 (program limit exceeded): the values are refused, whatever the retry
+        if (state.startsWith("22") || state.startsWith("54")) return StorageErrorCode.DATA_REJECTED;
         // class 08, and 57P01..57P03: the server ended the session (pg_terminate_backend, shutdown, recovery)
         if (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03")) {
             return StorageErrorCode.CONNECTION_LOST;

@@ -257,17 +257,18 @@ final class PostgresTransaction implements StorageTransaction {
         try {
             return append(commit, applied, statements);
         } catch (StorageException e) {
-            if (e.code() != StorageErrorCode.CONSTRAINT_VIOLATION || writes.isEmpty()) throw e;
-            // which write was it (the append itself could be the culprit)? Back to the push savepoint, then the
-            // writes alone, one round trip each; the failing one throws with its own opIndex. This path runs only
-            // when a commit is about to be rejected, which rolls back to the savepoint again.
+            if (!PgErrors.isOperationRefusal(e.code()) || writes.isEmpty()) throw e;
+            // which write was it (the append itself could be the culprit)? A constraint or a refused value alike.
+            // Back to the push savepoint, then the writes alone, one round trip each; the failing one throws with
+            // its own opIndex. This path runs only when a commit is about to be rejected, which rolls back to the
+            // savepoint again.
             run(CommitLogSql.ROLLBACK_TO_SAVEPOINT_KEEP, null, IGNORE);
             for (RowWrite w : writes) {
                 Statement st = writeStatement(w);
                 try {
                     run(st.sql, st.binder, IGNORE);
                 } catch (StorageException each) {
-                    if (each.code() == StorageErrorCode.CONSTRAINT_VIOLATION) {
+                    if (PgErrors.isOperationRefusal(each.code())) {
                         throw new StorageException(each.code(), each.details(), w.opIndex(), each.getCause());
                     }
                     throw each;

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -121,10 +123,48 @@ class PgErrorsTest {
     }
 
     @Test
+    void aNulInTextIsDataRejected() throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT ?::text")) {
+            ps.setString(1, "a\0b");
+            SQLException e = assertThrows(SQLException.class, ps::executeQuery);
+            assertEquals("22021", e.getSQLState());
+            assertEquals(StorageErrorCode.DATA_REJECTED, code(e));
+        }
+    }
+
+    @Test
+    void jsonbRefusalsAreDataRejected() throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT ?::jsonb")) {
+            for (String json : List.of("[1e999999]", "\"\\u0000\"", "[".repeat(100_000) + "]".repeat(100_000))) {
+                ps.setString(1, json);
+                SQLException e = assertThrows(SQLException.class, ps::executeQuery, json.substring(0, Math.min(10, json.length())));
+                assertEquals(StorageErrorCode.DATA_REJECTED, code(e), () -> "SQLState " + e.getSQLState());
+            }
+        }
+    }
+
+    @Test
+    void aKeyWiderThanABtreeEntryIsDataRejectedWithItsOperation() throws SQLException {
+        StringBuilder key = new StringBuilder();
+        java.util.Random r = new java.util.Random(7);
+        for (int i = 0; i < 6000; i++) key.append((char) ('!' + r.nextInt(90)));   // random: compression cannot help
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+             PreparedStatement ps = c.prepareStatement("INSERT INTO k VALUES (?)")) {
+            s.execute("CREATE TABLE IF NOT EXISTS k(id text PRIMARY KEY)");
+            ps.setString(1, key.toString());
+            SQLException e = assertThrows(SQLException.class, ps::executeUpdate);
+            assertEquals("54000", e.getSQLState());
+            var classified = PgErrors.classifyRowWrite(e, 3);
+            assertEquals(StorageErrorCode.DATA_REJECTED, classified.code());
+            assertEquals(3, classified.opIndex().orElse(-1), "the rejection names the operation");
+        }
+    }
+
+    @Test
     void anythingElseIsUnclassified() throws SQLException {
         try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
             assertEquals(StorageErrorCode.UNCLASSIFIED,
-                    code(assertThrows(SQLException.class, () -> s.execute("SELECT 1/0"))));
+                    code(assertThrows(SQLException.class, () -> s.execute("SELECT * FROM no_such_table"))));
         }
         assertEquals(StorageErrorCode.UNCLASSIFIED, PgErrors.classify(new RuntimeException("no SQLState")).code());
     }
