@@ -28,6 +28,8 @@ import syncular.jakarta.storage.PartitionRegistryEntry;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.sync.Scopes;
+import syncular.jakarta.sync.ClientIds;
+import syncular.jakarta.sync.StorableInput;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.wire.ErrorCode;
@@ -104,10 +106,9 @@ public final class RealtimeHub implements CommitFeed.Listener {
         if (clientId == null || clientId.isEmpty()) {
             throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID, "clientId query parameter is required (§8.1)");
         }
-        if (clientId.startsWith("[\"remote-command\",")) {
-            throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
-                    "clientId uses a reserved server-command namespace (§1.5)");
-        }
+        // §1.5: the socket's clientId becomes its client record and its rounds' idempotency key, as on HTTP
+        ClientIds.refuseReserved(clientId);
+        StorableInput.checkClientId(clientId);
         if (identity.expiredAt(ctx.clock().nowMs())) {
             throw new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "the credential has expired");
         }

@@ -77,6 +77,9 @@ public final class StorableInput {
         }
     }
 
+    /** The socket's clientId ({@code GET /realtime?clientId=}), checked as the request header's is. */
+    public static void checkClientId(String clientId) { key(clientId, "clientId"); }
+
     private static void key(String value, String field) {
         String reason = keyProblem(value);
         if (reason != null) throw invalid(field, reason);

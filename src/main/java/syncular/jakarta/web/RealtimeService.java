@@ -21,7 +21,6 @@ import syncular.jakarta.realtime.RealtimeSession;
 import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.realtime.SocketChannel;
 import syncular.jakarta.storage.postgres.PostgresCommitFeed;
-import syncular.jakarta.sync.ClientIds;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.wire.ErrorCode;
 
@@ -106,8 +105,6 @@ public class RealtimeService {
                 "the server is starting or its database is unreachable", "{}"));
         Identity identity = parts.authenticator().authenticate(credentials)
                 .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
-        // §1.5: the socket's clientId becomes its client record and its rounds' idempotency key, as on HTTP
-        ClientIds.refuseReserved(clientId);
         RealtimeHub h = hub().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
                 "the server is starting or its database is unreachable", "{}"));
         return h.connect(identity, clientId, channel);

@@ -27,6 +27,7 @@ import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.wire.CommitFrame;
@@ -187,6 +188,19 @@ class RealtimeHubTest {
         ResponseMessage next = socket.nextBinary(0x00);
         assertEquals(third, assertInstanceOf(CommitFrame.class, next.frames().get(2)).commitSeq());
         assertNull(socket.sent.poll(200, TimeUnit.MILLISECONDS));
+    }
+
+    /** Issue 13 items 3 and 6: the socket's clientId meets the same rules as the HTTP request header's. */
+    @Test
+    void aServerOwnedOrUnstorableClientIdIsRefusedAtConnect() {
+        Node n = nodes.get(0);
+        for (String bad : List.of("[\"backfill\",\"later_v2\"]", "[\"remote-command\",\"x\"]", "nul\u0000id",
+                "x".repeat(600))) {
+            SyncException e = org.junit.jupiter.api.Assertions.assertThrows(SyncException.class,
+                    () -> n.hub.connect(actor, bad, new Recorder()), bad);
+            assertTrue(e.code() == syncular.jakarta.wire.ErrorCode.SYNC_INVALID_CLIENT_ID
+                    || e.code() == syncular.jakarta.wire.ErrorCode.SYNC_INVALID_REQUEST, e.code() + " for " + bad);
+        }
     }
 
     @Test
