@@ -79,8 +79,11 @@ public interface ServerStorage {
     /** Newest commitSeq created strictly before the time; 0 if none. */
     long getCommitSeqBefore(String partition, long createdBeforeMs);
 
-    /** Commits in the window, through the change-scope index (SPEC §4.5). */
-    List<StoredCommit> readCommitWindow(String partition, CommitWindowQuery query);
+    /**
+     * Commits in the window, through the change-scope index (SPEC §4.5), and the horizon read after them in the same
+     * round trip (§4.6: a prune racing the read shows there).
+     */
+    CommitWindow readCommitWindow(String partition, CommitWindowQuery query);
 
     // -------------------------------------------------------------------- rows
 

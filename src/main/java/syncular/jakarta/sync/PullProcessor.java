@@ -8,6 +8,7 @@ import java.util.Optional;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ChangeOp;
+import syncular.jakarta.storage.CommitWindow;
 import syncular.jakarta.storage.CommitWindowQuery;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ScopeFilter;
@@ -87,27 +88,8 @@ public final class PullProcessor {
         public long used() { return used; }
     }
 
-    /**
-     * A section's frames and the cursor it records for the retention watermark (active sections only).
-     * {@code windowAfter} is the request cursor an incremental section read the log after, or -1 when it read none.
-     */
-    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active, long windowAfter) {
-        Section(List<ResponseFrame> frames, long nextCursor, boolean active) { this(frames, nextCursor, active, -1); }
-
-        public boolean readWindow() { return windowAfter >= 0; }
-    }
-
-    /**
-     * §4.6 after the log was read: the horizon passed to {@link #section} was read before the commit window, so a
-     * prune that committed in between deleted commits the window then silently lacked, and delivering it would move
-     * the cursor past them. {@code horizonNow} is re-read after every window of the response; a section whose cursor
-     * is now behind it answers the reset instead (no commits, the request cursor echoed), exactly as if the prune had
-     * come first. A section at or above the horizon read a complete window: the prune deletes only at or below it.
-     */
-    public Section recheckHorizon(Section section, Subscription sub, long horizonNow) {
-        if (!section.readWindow() || section.windowAfter() >= horizonNow) return section;
-        return reset(sub);
-    }
+    /** A section's frames and the cursor it records for the retention watermark (active sections only). */
+    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active) { }
 
     private static Section reset(Subscription sub) {
         return new Section(List.of(SubStart.reset(sub.id()), new SubEnd(sub.cursor(), null)), sub.cursor(), false);
@@ -144,9 +126,14 @@ public final class PullProcessor {
             return new Section(frames, asOf, true);
         }
 
-        frames.add(SubStart.active(sub.id(), effective, false));
-        List<StoredCommit> commits = storage.readCommitWindow(partition, new CommitWindowQuery(sub.table(),
+        CommitWindow window = storage.readCommitWindow(partition, new CommitWindowQuery(sub.table(),
                 new ScopeFilter(effective), sub.cursor(), maxSeq, limits.limitCommits() + 1));
+        // §4.6: the horizon passed in was read before the window; a prune that committed in between (or while the
+        // window was read) deleted commits the window then lacks, and delivering it would move the cursor past
+        // them. The horizon read right after the window shows it: answer the reset, as if the prune had come first.
+        if (window.prunedUnder(sub.cursor())) return reset(sub);
+        List<StoredCommit> commits = window.commits();
+        frames.add(SubStart.active(sub.id(), effective, false));
         int delivered = 0;
         int deliveredCommits = 0;
         long lastDelivered = sub.cursor();
@@ -170,7 +157,7 @@ public final class PullProcessor {
         boolean exhausted = !budgetStop && returned <= limits.limitCommits() && deliveredCommits == commits.size();
         long nextCursor = exhausted ? Math.max(sub.cursor(), maxSeq) : Math.max(sub.cursor(), lastDelivered);
         frames.add(new SubEnd(nextCursor, null));
-        return new Section(frames, nextCursor, true, sub.cursor());
+        return new Section(frames, nextCursor, true);
     }
 
     /** Where an unfinished bootstrap resumes: after {@code rowCursor}, or from the start when it is null. */

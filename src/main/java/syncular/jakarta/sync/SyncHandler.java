@@ -186,17 +186,9 @@ public final class SyncHandler {
                 long maxSeq = storage.getMaxCommitSeq(partition);
                 long horizon = storage.getHorizonSeq(partition);
                 PullProcessor.Budget budget = new PullProcessor.Budget(settings.maxResponseBytes());
-                List<PullProcessor.Section> sections = new ArrayList<>(plans.size());
                 for (PullProcessor.Plan plan : plans) {
-                    sections.add(pull.section(partition, registry.logEpoch(), running, limits, plan, maxSeq, horizon,
-                            settings.inlineSegmentMaxBytes(), budget));
-                }
-                // §4.6: one horizon re-read after every window of the response, only when a window was read
-                long horizonAfter = sections.stream().anyMatch(PullProcessor.Section::readWindow)
-                        ? storage.getHorizonSeq(partition) : horizon;
-                for (int i = 0; i < sections.size(); i++) {
-                    PullProcessor.Section section = pull.recheckHorizon(sections.get(i), plans.get(i).subscription(),
-                            horizonAfter);
+                    PullProcessor.Section section = pull.section(partition, registry.logEpoch(), running, limits, plan,
+                            maxSeq, horizon, settings.inlineSegmentMaxBytes(), budget);
                     frames.addAll(section.frames());
                     if (section.active()) cursors.add(section.nextCursor());
                 }

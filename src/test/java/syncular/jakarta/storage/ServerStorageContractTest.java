@@ -22,6 +22,10 @@ import syncular.jakarta.schema.CompiledSchema;
 public abstract class ServerStorageContractTest {
     protected abstract ServerStorage storage();
 
+    private List<StoredCommit> window(String partition, CommitWindowQuery query) {
+        return storage().readCommitWindow(partition, query).commits();
+    }
+
     protected abstract TransactionRunner runner();
 
     /** {@link TestSchemas#tasks} at version 1, already ensured on {@link #storage()}. */
@@ -116,7 +120,7 @@ public abstract class ServerStorageContractTest {
         push(p, "c2", row("b1", "p2", 1));                       // 2: other project
         push(p, "c3", row("a2", "p1", 1), row("b2", "p2", 1));   // 3: one matching change of two
         push(p, "c4", row("a3", "p1", 1));                       // 4
-        List<StoredCommit> all = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 4,
+        List<StoredCommit> all = window(p, new CommitWindowQuery("tasks", projects("p1"), 0, 4,
                 100));
         assertEquals(List.of(1L, 3L, 4L), all.stream().map(StoredCommit::commitSeq).toList());
         assertEquals(List.of("a2"), all.get(1).changes().stream().map(StoredChange::rowId).toList());
@@ -126,10 +130,10 @@ public abstract class ServerStorageContractTest {
         assertEquals(Map.of("project_id", "p1"), ch.scopes());
         assertArrayEquals(row("a1", "p1", 1).payload(), ch.payload());
         assertEquals("actor-1", all.get(0).actorId());
-        List<StoredCommit> window = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 1, 3,
+        List<StoredCommit> window = window(p, new CommitWindowQuery("tasks", projects("p1"), 1, 3,
                 100));
         assertEquals(List.of(3L), window.stream().map(StoredCommit::commitSeq).toList());
-        List<StoredCommit> both = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1", "p2"),
+        List<StoredCommit> both = window(p, new CommitWindowQuery("tasks", projects("p1", "p2"),
                 0, 4, 100));
         assertEquals(List.of(1L, 2L, 3L, 4L), both.stream().map(StoredCommit::commitSeq).toList());
         assertEquals(2, both.get(2).changes().size());
@@ -141,11 +145,11 @@ public abstract class ServerStorageContractTest {
         push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1), row("a3", "p1", 1));
         push(p, "c2", row("a4", "p1", 1));
         push(p, "c3", row("a5", "p1", 1));
-        List<StoredCommit> first = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 3,
+        List<StoredCommit> first = window(p, new CommitWindowQuery("tasks", projects("p1"), 0, 3,
                 2));
         assertEquals(List.of(1L), first.stream().map(StoredCommit::commitSeq).toList(), "the oversized commit alone");
         assertEquals(3, first.get(0).changes().size());
-        List<StoredCommit> next = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 1, 3,
+        List<StoredCommit> next = window(p, new CommitWindowQuery("tasks", projects("p1"), 1, 3,
                 1));
         assertEquals(List.of(2L), next.stream().map(StoredCommit::commitSeq).toList());
     }
@@ -155,8 +159,8 @@ public abstract class ServerStorageContractTest {
         String p = partition("multi");
         push(p, "c1", row("a1", "p1", 1));
         ScopeFilter twoVars = new ScopeFilter(Map.of("project_id", List.of("p1"), "zzz", List.of("x")));
-        assertTrue(storage().readCommitWindow(p, new CommitWindowQuery("tasks", twoVars, 0, 1, 10)).isEmpty());
-        assertThrows(StorageException.class, () -> storage().readCommitWindow(p,
+        assertTrue(window(p, new CommitWindowQuery("tasks", twoVars, 0, 1, 10)).isEmpty());
+        assertThrows(StorageException.class, () -> window(p,
                 new CommitWindowQuery("tasks", new ScopeFilter(Map.of()), 0, 1, 10)));
     }
 
@@ -172,7 +176,7 @@ public abstract class ServerStorageContractTest {
                     List.of(StoredChange.delete("tasks", "a1", Map.of("project_id", "p1")))));
         });
         assertEquals(Optional.empty(), storage().getRow(p, "tasks", "a1"));
-        StoredChange del = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 1, seq, 10))
+        StoredChange del = window(p, new CommitWindowQuery("tasks", projects("p1"), 1, seq, 10))
                 .get(0).changes().get(0);
         assertEquals(ChangeOp.DELETE, del.op());
         assertEquals(null, del.payload());
@@ -352,7 +356,7 @@ public abstract class ServerStorageContractTest {
         assertTrue(storage().getRow(p, "tasks", "a2").isEmpty());
         assertEquals(List.of("a3"), storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).stream()
                 .map(StoredRow::rowId).toList());
-        assertEquals(4, storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1", "p2"), 1, 2, 10))
+        assertEquals(4, window(p, new CommitWindowQuery("tasks", projects("p1", "p2"), 1, 2, 10))
                 .get(0).changes().size());
         assertEquals(2L, storage().getPushResult(p, "client-1", "k2").orElseThrow().commitSeq());
         assertThrows(IllegalStateException.class, () -> storage().inTransaction(p, tx -> tx.applyCommit(List.of(),
@@ -405,9 +409,14 @@ public abstract class ServerStorageContractTest {
         assertEquals(new CommitPruneResult(3, 3, 0), storage().pruneCommitsThrough(p, new CommitPruneQuery("e1", 1)),
                 "never lowers the horizon");
         assertEquals(3, storage().getHorizonSeq(p));
-        List<StoredCommit> rest = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 5,
+        List<StoredCommit> rest = window(p, new CommitWindowQuery("tasks", projects("p1"), 0, 5,
                 100));
         assertEquals(List.of(4L, 5L), rest.stream().map(StoredCommit::commitSeq).toList());
+        // §4.6 (issue 13): the window carries the horizon read after it, so a reader from cursor 0 learns that
+        // commits 1..3 are gone instead of taking 4 and 5 for all there is
+        CommitWindow fromZero = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 5, 100));
+        assertEquals(3, fromZero.horizonSeq());
+        assertTrue(fromZero.prunedUnder(0) && !fromZero.prunedUnder(3));
         assertEquals(5, storage().getMaxCommitSeq(p), "pruning never rewinds the counter");
         assertEquals(6, push(p, "c6", row("a6", "p1", 1)));
     }

@@ -34,9 +34,10 @@ import syncular.jakarta.wire.Subscription;
 
 /**
  * A prune racing a pull (issue 13 item 9d, SPEC §4.6), made deterministic with hooks around the real storage's
- * commit-window read: the handler reads the horizon, a retention run prunes and commits, then the window is read
- * (it silently lacks the pruned commits), or the prune commits after the window read and before the re-check. Either
- * way the subscription must answer the reset, never a cursor that skipped commits.
+ * commit-window read: the handler reads the horizon, a retention run prunes and commits, then the window is read (it
+ * silently lacks the pruned commits): the horizon the storage reads right after the window, in the same round trip,
+ * shows the prune and the subscription answers the reset, never a cursor that skipped commits. A prune after that
+ * read finds a window that was whole.
  */
 class PullHorizonRaceTest {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
@@ -121,14 +122,17 @@ class PullHorizonRaceTest {
         assertFalse(frames.stream().anyMatch(f -> f instanceof CommitFrame), "no commits on a reset");
         assertEquals(2, assertInstanceOf(SubEnd.class, frames.get(2)).nextCursor(), "the request cursor is echoed");
 
-        // a prune between the window read and the re-check: the window was whole, but the cursor the client would
-        // persist is behind the horizon now, so it is the same reset (never a cursor the log can no longer serve)
+        // a prune that commits after the window and its horizon were read: the window was whole when read, so its
+        // commits go out and the cursor moves past the new horizon (nothing was skipped; the next pull is normal)
         RequestMessage pullAt5 = new RequestMessage(1, List.of(new ReqHeader("reader", 1), pullHeader(),
                 new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, 5, null)));
         afterWindowRead.set(() -> storage.pruneCommitsThrough(partition, new CommitPruneQuery(epoch, 6)));
         List<ResponseFrame> late = h.handle(actor, pullAt5).response().frames();
-        assertEquals(SubStart.Status.RESET, assertInstanceOf(SubStart.class, late.get(1)).status());
-        assertEquals(5, assertInstanceOf(SubEnd.class, late.get(2)).nextCursor());
+        assertEquals(6, storage.getHorizonSeq(partition), "the prune ran inside the request");
+        assertEquals(SubStart.Status.ACTIVE, assertInstanceOf(SubStart.class, late.get(1)).status());
+        assertEquals(List.of(6L, 7L, 8L), late.stream().filter(f -> f instanceof CommitFrame)
+                .map(f -> ((CommitFrame) f).commitSeq()).toList());
+        assertEquals(8, ((SubEnd) late.stream().filter(f -> f instanceof SubEnd).findFirst().orElseThrow()).nextCursor());
 
         // a cursor at the horizon still pulls incrementally, and sees every commit above it
         List<ResponseFrame> after = h.handle(actor, new RequestMessage(1, List.of(new ReqHeader("reader", 1),

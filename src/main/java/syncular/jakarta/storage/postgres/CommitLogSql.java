@@ -103,6 +103,14 @@ final class CommitLogSql {
               LEFT JOIN sync_changes ch ON ch.partition = ? AND ch.commit_seq = c.commit_seq AND ch.tbl = ?
              ORDER BY c.commit_seq, ch.idx""";
 
+    /**
+     * A window page, then the partition's horizon in the same round trip: the horizon statement runs after the page
+     * statement (its own snapshot), so a prune that deleted commits of the page range before or while the page was
+     * read has raised it (prunes delete and raise in one transaction). Params: the page's, then partition.
+     */
+    static final String COMMIT_WINDOW_PAGE_THEN_HORIZON = COMMIT_WINDOW_PAGE
+            + ";\nSELECT horizon_seq FROM sync_partitions WHERE partition = ?";
+
     static final String PUT_PUSH_RESULT = """
             INSERT INTO sync_push_results(partition, client_id, client_commit_id, result) VALUES (?, ?, ?, ?::jsonb)
             ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING""";

@@ -21,6 +21,7 @@ import syncular.jakarta.storage.ClientCursorInfo;
 import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.CommitPruneQuery;
 import syncular.jakarta.storage.CommitPruneResult;
+import syncular.jakarta.storage.CommitWindow;
 import syncular.jakarta.storage.CommitWindowQuery;
 import syncular.jakarta.storage.PartitionRegistryEntry;
 import syncular.jakarta.storage.PendingCheckpoint;
@@ -351,16 +352,17 @@ public final class PostgresServerStorage implements ServerStorage {
     }
 
     @Override
-    public List<StoredCommit> readCommitWindow(String partition, CommitWindowQuery query) {
+    public CommitWindow readCommitWindow(String partition, CommitWindowQuery query) {
         if (query.scopes().isEmpty()) throw new StorageException(StorageErrorCode.SCAN_REQUIRES_SCOPE);
         Map.Entry<String, List<String>> first = query.scopes().values().entrySet().iterator().next();
-        if (first.getValue().isEmpty()) return List.of();
+        if (first.getValue().isEmpty()) return new CommitWindow(List.of(), -1);
         return read(c -> {
             List<StoredCommit> commits = new ArrayList<>();
             long afterSeq = query.afterSeq();
+            long horizon = 0;
             int delivered = 0;
             int batch = Math.max(64, query.limitChanges());
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.COMMIT_WINDOW_PAGE)) {
+            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.COMMIT_WINDOW_PAGE_THEN_HORIZON)) {
                 while (delivered < query.limitChanges()) {
                     int i = 1;
                     ps.setString(i++, partition);
@@ -373,9 +375,11 @@ public final class PostgresServerStorage implements ServerStorage {
                     ps.setString(i++, partition);
                     ps.setString(i++, partition);
                     ps.setString(i++, query.table());
+                    ps.setString(i++, partition);
                     int candidates = 0;
                     boolean full = false;
-                    try (ResultSet rs = ps.executeQuery()) {
+                    if (!ps.execute()) throw new SQLException("the commit window read returned no rows");
+                    try (ResultSet rs = ps.getResultSet()) {
                         long current = -1;
                         String actor = null;
                         long createdAt = 0;
@@ -410,10 +414,15 @@ public final class PostgresServerStorage implements ServerStorage {
                             full = delivered >= query.limitChanges();
                         }
                     }
+                    if (ps.getMoreResults()) {
+                        try (ResultSet rs = ps.getResultSet()) {
+                            if (rs.next()) horizon = Math.max(horizon, rs.getLong(1));
+                        }
+                    }
                     if (full || candidates < batch) break;
                 }
             }
-            return commits;
+            return new CommitWindow(commits, horizon);
         });
     }
 
