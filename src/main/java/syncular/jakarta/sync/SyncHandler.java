@@ -66,7 +66,7 @@ public final class SyncHandler {
                 new PartitionAdmission(PartitionAdmission.Settings.DEFAULTS));
     }
 
-    /** {@code admission}: how many requests of one partition are handled at once (issue 13). */
+    /** {@code admission}: how many requests of one partition push at once (issue 13). */
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
@@ -86,11 +86,9 @@ public final class SyncHandler {
     public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs) { }
 
     public Handled handle(Identity identity, RequestMessage request) {
-        try (PartitionAdmission.Turn turn = admission.enter(identity.partition())) {
-            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
-            verify(built);
-            return built.handled();
-        }
+        Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
+        verify(built);
+        return built.handled();
     }
 
     /** A handled request whose response was materialized (encoded, spooled) before the serve-gate re-read. */
@@ -103,22 +101,19 @@ public final class SyncHandler {
      */
     public <T extends AutoCloseable> Materialized<T> handle(Identity identity, RequestMessage request,
                                                             Function<ResponseMessage, T> materialize) {
-        // the turn covers the database work; sending the spooled body afterwards needs none
-        try (PartitionAdmission.Turn turn = admission.enter(identity.partition())) {
-            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
-            T body = materialize.apply(built.handled().response());
+        Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
+        T body = materialize.apply(built.handled().response());
+        try {
+            verify(built);
+        } catch (RuntimeException e) {
             try {
-                verify(built);
-            } catch (RuntimeException e) {
-                try {
-                    body.close();
-                } catch (Exception suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-                throw e;
+                body.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
             }
-            return new Materialized<>(built.handled(), body);
+            throw e;
         }
+        return new Materialized<>(built.handled(), body);
     }
 
     /** A response built but not yet verified by the serve-gate re-read. */
@@ -172,13 +167,20 @@ public final class SyncHandler {
         frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), false));
         List<Long> applied = new ArrayList<>();
         try {
-            PushProcessor.RequestScope scope = new PushProcessor.RequestScope(identity, header.clientId(), wire);
-            for (PushCommit commit : pushes) {
-                PushProcessor.Outcome outcome = push.apply(scope, running, allowed, commit, tx ->
-                        ServeGatePolicy.verifyUnchanged(entryGate, tx.readServeGate(running.version()),
-                                running.version(), declared));
-                frames.addAll(outcome.frames());
-                if (outcome.appliedCommitSeq() > 0) applied.add(outcome.appliedCommitSeq());
+            if (!pushes.isEmpty()) {
+                // issue 13: a push waiting for the partition lock holds a pooled connection, so only a bounded
+                // number of one partition's requests push at once (the pulls are not held back: they wait on no
+                // lock); a refusal is the in-band, retryable sync.rate_limited, nothing of this request pushed
+                try (PartitionAdmission.Turn turn = admission.enter(partition)) {
+                    PushProcessor.RequestScope scope = new PushProcessor.RequestScope(identity, header.clientId(), wire);
+                    for (PushCommit commit : pushes) {
+                        PushProcessor.Outcome outcome = push.apply(scope, running, allowed, commit, tx ->
+                                ServeGatePolicy.verifyUnchanged(entryGate, tx.readServeGate(running.version()),
+                                        running.version(), declared));
+                        frames.addAll(outcome.frames());
+                        if (outcome.appliedCommitSeq() > 0) applied.add(outcome.appliedCommitSeq());
+                    }
+                }
             }
             List<Long> cursors = new ArrayList<>();
             if (pullHeader.isPresent()) {
