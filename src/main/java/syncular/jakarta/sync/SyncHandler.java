@@ -156,7 +156,7 @@ public final class SyncHandler {
             return built(entryGate, partition, running, declared, wire, frames, List.of());
         }
         StorableInput.checkRequest(request);   // before any read binds a request field
-        validateRequest(identity, header, pushes, pullHeader, subscriptions, running);
+        Optional<ClientRecord> previous = validateRequest(identity, header, pushes, pullHeader, subscriptions, running);
         Map<String, List<String>> allowed = resolveOnce(identity, running);
         List<PullProcessor.Plan> plans = new ArrayList<>();
         for (Subscription s : subscriptions) {
@@ -195,7 +195,7 @@ public final class SyncHandler {
                     if (section.active()) cursors.add(section.nextCursor());
                 }
             }
-            recordClient(identity, header.clientId(), wire, pullHeader.isPresent(), subscriptions, cursors);
+            recordClient(identity, header.clientId(), previous, wire, pullHeader.isPresent(), subscriptions, cursors);
         } catch (SyncException e) {
             // §1.6: in-band ERROR, then END, nothing else.
             frames.add(ErrorFrame.of(e.code(), e.getMessage(), e.detailsJson()));
@@ -230,10 +230,13 @@ public final class SyncHandler {
         }
     }
 
-    /** SPEC-DIGEST §3.6 order, after the epoch and floor checks. */
-    private void validateRequest(Identity identity, ReqHeader header, List<PushCommit> pushes,
-                                 Optional<PullHeader> pullHeader, List<Subscription> subscriptions,
-                                 CompiledSchema running) {
+    /**
+     * SPEC-DIGEST §3.6 order, after the epoch and floor checks. Returns the client record it read, the request's one
+     * read of it: {@link #recordClient} keeps what a pull does not replace from it (issue 14: it was read twice).
+     */
+    private Optional<ClientRecord> validateRequest(Identity identity, ReqHeader header, List<PushCommit> pushes,
+                                                   Optional<PullHeader> pullHeader, List<Subscription> subscriptions,
+                                                   CompiledSchema running) {
         ClientIds.refuseReserved(header.clientId());
         Optional<ClientRecord> record = storage.getClientRecord(identity.partition(), header.clientId());
         if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
@@ -273,6 +276,7 @@ public final class SyncHandler {
                 }
             }
         }
+        return record;
     }
 
     /** §3.2: one resolver call per request; a throw fails closed (null = revoke reads, forbid writes). */
@@ -289,9 +293,8 @@ public final class SyncHandler {
     }
 
     /** §4.5/§8.1: the cursor watermark, the subscription list and the wire version per (partition, clientId). */
-    private void recordClient(Identity identity, String clientId, int wire, boolean pulled,
-                              List<Subscription> subscriptions, List<Long> cursors) {
-        Optional<ClientRecord> previous = storage.getClientRecord(identity.partition(), clientId);
+    private void recordClient(Identity identity, String clientId, Optional<ClientRecord> previous, int wire,
+                              boolean pulled, List<Subscription> subscriptions, List<Long> cursors) {
         List<ClientSubscription> subs = pulled
                 ? subscriptions.stream().map(s -> new ClientSubscription(s.id(), s.table(), s.scopes())).toList()
                 : previous.map(ClientRecord::subscriptions).orElse(List.of());
