@@ -3,8 +3,6 @@ package syncular.jakarta.sync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,15 +43,7 @@ class ClientRecordReadTest {
     @Test
     void aRoundReadsTheClientRecordOnceAndKeepsWhatAPushOnlyRoundDoesNotReplace() {
         AtomicInteger reads = new AtomicInteger();
-        ServerStorage counting = (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
-                new Class<?>[] {ServerStorage.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("getClientRecord")) reads.incrementAndGet();
-                    try {
-                        return method.invoke(storage, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        ServerStorage counting = StorageHooks.around(storage, "getClientRecord", reads::incrementAndGet, () -> { });
         SyncHandler handler = new SyncHandler(counting, () -> SCHEMA, List::of,
                 identity -> Map.of("project_id", List.of("*")), () -> 1_000L, SyncSettings.DEFAULTS,
                 (request, bytes) -> {

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -62,24 +60,8 @@ class PullHorizonRaceTest {
 
     /** The real storage, with hooks around the commit-window read (the points a concurrent prune races). */
     private ServerStorage hooked() {
-        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
-                new Class<?>[] {ServerStorage.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("readCommitWindow")) {
-                        Runnable r = beforeWindowRead.getAndSet(null);
-                        if (r != null) r.run();
-                    }
-                    Object result;
-                    try {
-                        result = method.invoke(storage, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                    if (method.getName().equals("readCommitWindow")) {
-                        Runnable r = afterWindowRead.getAndSet(null);
-                        if (r != null) r.run();
-                    }
-                    return result;
-                });
+        return StorageHooks.around(storage, "readCommitWindow", StorageHooks.once(beforeWindowRead),
+                StorageHooks.once(afterWindowRead));
     }
 
     private SyncHandler handler(SyncSettings settings) {

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,18 +56,7 @@ class SyncHandlerHardeningTest {
 
     /** The real storage, with a hook in front of the commit-window read (the point a concurrent prune races). */
     private ServerStorage hooked() {
-        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
-                new Class<?>[] {ServerStorage.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("readCommitWindow")) {
-                        Runnable r = beforeWindowRead.getAndSet(null);
-                        if (r != null) r.run();
-                    }
-                    try {
-                        return method.invoke(storage, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        return StorageHooks.around(storage, "readCommitWindow", StorageHooks.once(beforeWindowRead), () -> { });
     }
 
     private SyncHandler handler(SyncSettings settings) {
