@@ -135,8 +135,6 @@ final class Outbox {
         pump();
     }
 
-    synchronized long queuedRoundBytes() { return roundBytes; }
-
     synchronized long queuedDeltaBytes() { return deltaBytes; }
 
     synchronized int queued() { return queue.size() + (sending ? 1 : 0); }

@@ -311,9 +311,6 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
     }
 
-    /** Open sockets of this node (diagnostics, tests). */
-    public int connectionCount() { return connections.get(); }
-
     private long clockNow() {
         return context.get().map(c -> c.clock().nowMs()).orElseGet(System::currentTimeMillis);
     }

@@ -62,16 +62,7 @@ public final class SyncHandler {
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation) {
-        this(storage, schema, declarations, resolver, clock, settings, segments, validation,
-                new PartitionAdmission(PartitionAdmission.Settings.DEFAULTS));
-    }
-
-    /** {@code admission}: how many requests of one partition push at once (issue 13). */
-    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
-                       Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
-                       SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
-                       PartitionAdmission admission) {
-        this.admission = admission;
+        this.admission = new PartitionAdmission(settings.admission());
         this.storage = storage;
         this.schema = schema;
         this.declarations = declarations;

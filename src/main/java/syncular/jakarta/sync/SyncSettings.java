@@ -10,16 +10,19 @@ package syncular.jakarta.sync;
  * @param segmentTtlMs               lifetime of a published segment (§5.1, default 24 h)
  * @param maxSubscriptionsPerRequest SUBSCRIPTION frames one request may carry; each costs a log or row scan, so
  *                                   an uncapped list lets one request occupy the database (the spec sets no cap)
+ * @param admission                  how many requests of one partition push at once, and wait for a turn
+ *                                   ({@link PartitionAdmission}, issue 13)
  */
 public record SyncSettings(int maxOperationsPerRequest, int inlineSegmentMaxBytes, long maxResponseBytes,
-                           long segmentTtlMs, int maxSubscriptionsPerRequest) {
+                           long segmentTtlMs, int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission) {
     /** Far above what real apps send (a few, or tens with §4.8 windowing), low enough to bound one request. */
     public static final int DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST = 1000;
 
     public static final SyncSettings DEFAULTS = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 24L * 3600 * 1000,
-            DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST);
+            DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST, PartitionAdmission.Settings.DEFAULTS);
 
     public SyncSettings withMaxSubscriptionsPerRequest(int max) {
-        return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs, max);
+        return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs, max,
+                admission);
     }
 }

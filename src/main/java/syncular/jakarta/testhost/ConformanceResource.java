@@ -75,7 +75,7 @@ public class ConformanceResource {
                     defaults.maxResponseBytes(),
                     l.get("segmentTtlMs") == null ? defaults.segmentTtlMs()
                             : number(l.get("segmentTtlMs"), "limits.segmentTtlMs"),
-                    defaults.maxSubscriptionsPerRequest());
+                    defaults.maxSubscriptionsPerRequest(), defaults.admission());
         }
         synchronized (ConformanceResource.class) {
             new PostgresConformanceSupport(parts.dataSource()).wipe(parts.runner());

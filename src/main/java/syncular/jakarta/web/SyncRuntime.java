@@ -29,7 +29,6 @@ import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
-import syncular.jakarta.sync.PartitionAdmission;
 import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
 import syncular.jakarta.sync.SyncHandler;
@@ -110,8 +109,7 @@ public class SyncRuntime {
         PostgresSegmentStore segments = new PostgresSegmentStore(ds);
         segments.install();
         SyncHandler handler = new SyncHandler(storage, () -> schema, declarations::current, resolver, clock, settings,
-                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation(),
-                new PartitionAdmission(config.limits().admission()));
+                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
                 positions);

@@ -88,7 +88,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
-                    maxSubscriptionsPerRequest);
+                    maxSubscriptionsPerRequest, admission);
         }
     }
 

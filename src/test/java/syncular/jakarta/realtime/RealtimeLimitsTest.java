@@ -59,7 +59,8 @@ class RealtimeLimitsTest {
     private final AtomicLong now = new AtomicLong(T0);
     private final AtomicLong tick = new AtomicLong(1_000_000);
     private final Clock clock = now::get;
-    private final SyncSettings sync = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 60_000, 1000);
+    private final SyncSettings sync = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 60_000, 1000,
+            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS);
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<Runnable> rounds = new LinkedBlockingQueue<>();
     private EmbeddedPostgresSupport.Pool db;
@@ -353,15 +354,16 @@ class RealtimeLimitsTest {
         hub.connect(other, "o1", new Recorder());
         SyncException total = assertThrows(SyncException.class, () -> hub.connect(other, "o2", new Recorder()));
         assertEquals(ErrorCode.SYNC_WEBSOCKET_CONNECTION_LIMIT, total.code());
-        assertEquals(3, hub.connectionCount());
 
-        first.closed();   // a socket that goes away gives its slot back
+        first.closed();   // a socket that goes away gives its slot back, exactly one
         hub.connect(actor, "c3", new Recorder());
-        assertEquals(3, hub.connectionCount());
-        // a refused clientId takes no slot either
+        assertThrows(SyncException.class, () -> hub.connect(other, "o2", new Recorder()), "full again");
+        // a refused clientId takes no slot either: with room for 4, the 4th still opens and only a 5th is refused
         hub.settings(RealtimeSettings.DEFAULTS.withHardening(90_000, 1 << 20, 60_000, 4, 0, 20, 1_000));
         assertThrows(SyncException.class, () -> hub.connect(actor, "", new Recorder()));
-        assertEquals(3, hub.connectionCount());
+        hub.connect(other, "o2", new Recorder());
+        SyncException fifth = assertThrows(SyncException.class, () -> hub.connect(other, "o3", new Recorder()));
+        assertEquals(ErrorCode.SYNC_WEBSOCKET_CONNECTION_LIMIT, fifth.code());
     }
 
     @Test
