@@ -25,6 +25,9 @@ public record RealtimeSettings(int maxMessageBytes, long heartbeatMs, int maxDel
                                int maxPresenceBytes, long outboxMaxBytes, int outboxMaxMessages, long idleTimeoutMs,
                                long maxRoundBytes, long roundTimeoutMs, int maxConnections,
                                int maxConnectionsPerActor, int presencePerSecond, long ackIntervalMs) {
+    /** The default idle timeout in heartbeats: a client that missed two pings' pongs is still open. */
+    public static final int DEFAULT_IDLE_HEARTBEATS = 3;
+
     public static final RealtimeSettings DEFAULTS =
             new RealtimeSettings(4 * 1024 * 1024, 30_000, 1024 * 1024, true, 16 * 1024, 4L * 1024 * 1024, 1024);
 
@@ -50,7 +53,8 @@ public record RealtimeSettings(int maxMessageBytes, long heartbeatMs, int maxDel
     public RealtimeSettings(int maxMessageBytes, long heartbeatMs, int maxDeltaBytes, boolean presenceEnabled,
                             int maxPresenceBytes, long outboxMaxBytes, int outboxMaxMessages) {
         this(maxMessageBytes, heartbeatMs, maxDeltaBytes, presenceEnabled, maxPresenceBytes, outboxMaxBytes,
-                outboxMaxMessages, 3 * heartbeatMs, 4L * 1024 * 1024, 60_000, 10_000, 0, 20, 1_000);
+                outboxMaxMessages, DEFAULT_IDLE_HEARTBEATS * heartbeatMs, 4L * 1024 * 1024, 60_000, 10_000, 0, 20,
+                1_000);
     }
 
     public RealtimeSettings withMaxDeltaBytes(int bytes) {

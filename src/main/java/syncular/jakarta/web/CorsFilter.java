@@ -30,8 +30,7 @@ public class CorsFilter extends HttpFilter {
             throws IOException, ServletException {
         String origin = req.getHeader("Origin");
         Set<String> allowed = origins();
-        if (origin != null && "websocket".equalsIgnoreCase(req.getHeader("Upgrade"))
-                && !(allowed.contains("*") || allowed.contains(origin.trim()))) {
+        if ("websocket".equalsIgnoreCase(req.getHeader("Upgrade")) && !allowsUpgrade(allowed, origin)) {
             // the realtime endpoint's checkOrigin refuses this upgrade too, but containers answer that differently
             // (Tyrus 403, Undertow falls through to a 404): refused here, every container answers 403
             res.sendError(HttpServletResponse.SC_FORBIDDEN);
@@ -54,7 +53,20 @@ public class CorsFilter extends HttpFilter {
         chain.doFilter(req, res);
     }
 
+    /**
+     * Whether a WebSocket upgrade from {@code origin} may proceed: no {@code Origin} (not a browser), or one listed
+     * in {@code allowed}, or a list of {@code *}. The one rule for this filter and the realtime handshake.
+     */
+    static boolean allowsUpgrade(Set<String> allowed, String origin) {
+        return origin == null || allowed.contains("*") || allowed.contains(origin.trim());
+    }
+
     /** {@code syncular.cors.allowed-origins} as a set (also the WebSocket upgrade's Origin check). */
+    static Set<String> configuredOrigins() {
+        return parseOrigins(ConfigProvider.getConfig().getOptionalValue("syncular.cors.allowed-origins", String.class)
+                .orElse(""));
+    }
+
     static Set<String> parseOrigins(String raw) {
         return Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
     }
@@ -62,9 +74,7 @@ public class CorsFilter extends HttpFilter {
     private Set<String> origins() {
         Set<String> o = origins;
         if (o == null) {
-            String raw = ConfigProvider.getConfig().getOptionalValue("syncular.cors.allowed-origins", String.class)
-                    .orElse("");
-            o = parseOrigins(raw);
+            o = configuredOrigins();
             origins = o;
         }
         return o;

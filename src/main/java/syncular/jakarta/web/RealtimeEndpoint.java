@@ -24,7 +24,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
-import org.eclipse.microprofile.config.ConfigProvider;
 import syncular.jakarta.host.Credentials;
 import syncular.jakarta.realtime.RealtimeSession;
 import syncular.jakarta.realtime.RealtimeSettings;
@@ -224,18 +223,15 @@ public class RealtimeEndpoint {
 
         @Override
         public void sendPing(Consumer<Throwable> done) {
-            Throwable failure = null;
-            Thread t = Thread.currentThread();
-            ClassLoader before = t.getContextClassLoader();
-            t.setContextClassLoader(SEND_LOADER);
-            try {
-                socket.getAsyncRemote().sendPing(ByteBuffer.allocate(0));
-            } catch (IOException | RuntimeException e) {
-                failure = e;
-            } finally {
-                t.setContextClassLoader(before);
-            }
-            done.accept(failure);
+            Throwable[] failure = {null};
+            underSendLoader(() -> {
+                try {
+                    socket.getAsyncRemote().sendPing(ByteBuffer.allocate(0));
+                } catch (IOException | RuntimeException e) {
+                    failure[0] = e;
+                }
+            });
+            done.accept(failure[0]);
         }
 
         @Override
@@ -350,14 +346,13 @@ public class RealtimeEndpoint {
          */
         @Override
         public boolean checkOrigin(String originHeaderValue) {
-            if (originHeaderValue == null) return true;
+            if (originHeaderValue == null) return true;   // not a browser; no configuration to read
             Set<String> allowed = origins;
             if (allowed == null) {
-                allowed = CorsFilter.parseOrigins(ConfigProvider.getConfig()
-                        .getOptionalValue("syncular.cors.allowed-origins", String.class).orElse(""));
+                allowed = CorsFilter.configuredOrigins();
                 origins = allowed;
             }
-            return allowed.contains("*") || allowed.contains(originHeaderValue.trim());
+            return CorsFilter.allowsUpgrade(allowed, originHeaderValue);
         }
     }
 }

@@ -96,7 +96,7 @@ public class RealtimeService {
     /** Where an upgrade may carry its bearer token ({@code syncular.auth.websocket-token}). */
     public java.util.Set<SyncularConfig.WebSocketToken> tokenCarriers() {
         return runtime.parts().map(p -> p.config().auth().websocketToken())
-                .orElse(java.util.Set.of(SyncularConfig.WebSocketToken.HEADER, SyncularConfig.WebSocketToken.PROTOCOL));
+                .orElse(SyncularConfig.WebSocketToken.DEFAULTS);
     }
 
     /** §8.1: authenticates through the one {@link syncular.jakarta.host.Authenticator} and registers the socket. */

@@ -66,7 +66,12 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * set an {@code Authorization} header on an upgrade, so they offer it as a {@code Sec-WebSocket-Protocol}
      * value, or (when enabled) as the {@code access_token} query parameter.
      */
-    public enum WebSocketToken { HEADER, PROTOCOL, QUERY }
+    public enum WebSocketToken {
+        HEADER, PROTOCOL, QUERY;
+
+        /** The default of {@code syncular.auth.websocket-token}: the query carrier is off (access logs). */
+        public static final java.util.Set<WebSocketToken> DEFAULTS = java.util.Set.of(HEADER, PROTOCOL);
+    }
 
     /**
      * @param maxRequestBytes         {@code syncular.limits.max-request-bytes}, counted after gzip decoding
@@ -144,21 +149,21 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         // a client that only hears heartbeats answers the ping sent with each one (§8.5: clients send nothing else),
         // so the idle timeout must leave room for at least one missed ping
         long idle = parsed(config, "syncular.realtime.idle-timeout-ms", Long::parseLong, "a whole number of ms")
-                .orElse(3 * heartbeat);
+                .orElse(RealtimeSettings.DEFAULT_IDLE_HEARTBEATS * heartbeat);
         if (idle != 0 && idle < 2 * heartbeat) {
             throw new ConfigException("syncular.realtime.idle-timeout-ms must be 0 (off) or at least twice "
                     + "syncular.realtime.heartbeat-ms");
         }
-        long maxRound = positive(config, "syncular.realtime.max-round-bytes", 4L * 1024 * 1024);
+        long maxRound = positive(config, "syncular.realtime.max-round-bytes", d.maxRoundBytes());
         if (maxRound < 64) throw new ConfigException("syncular.realtime.max-round-bytes must be at least 64");
-        long roundTimeout = positive(config, "syncular.realtime.round-timeout-ms", 60_000);
-        long connections = positive(config, "syncular.realtime.max-connections", 10_000);
+        long roundTimeout = positive(config, "syncular.realtime.round-timeout-ms", d.roundTimeoutMs());
+        long connections = positive(config, "syncular.realtime.max-connections", d.maxConnections());
         long perActor = parsed(config, "syncular.realtime.max-connections-per-actor", Long::parseLong,
-                "a whole number").orElse(0L);
+                "a whole number").orElse((long) d.maxConnectionsPerActor());
         if (perActor < 0) throw new ConfigException("syncular.realtime.max-connections-per-actor must be 0 (off) or more");
-        long presenceRate = positive(config, "syncular.realtime.presence.max-per-second", 20);
+        long presenceRate = positive(config, "syncular.realtime.presence.max-per-second", d.presencePerSecond());
         long ackInterval = parsed(config, "syncular.realtime.ack-interval-ms", Long::parseLong, "a whole number of ms")
-                .orElse(1_000L);
+                .orElse(d.ackIntervalMs());
         if (ackInterval < 0) throw new ConfigException("syncular.realtime.ack-interval-ms must be 0 or more");
         if (connections > Integer.MAX_VALUE || perActor > Integer.MAX_VALUE || presenceRate > Integer.MAX_VALUE) {
             throw new ConfigException("syncular.realtime.* counts must fit in 32 bits");
@@ -221,8 +226,10 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 allowed.put(kv[0].trim(), List.of(kv[1].trim().split("\\|")));
             }
         }
+        Optional<String> tokenCarriers = text(config, "syncular.auth.websocket-token");
+        if (tokenCarriers.isEmpty()) return new Auth(mode, actor, partition, allowed, jwt, WebSocketToken.DEFAULTS);
         java.util.Set<WebSocketToken> carriers = java.util.EnumSet.noneOf(WebSocketToken.class);
-        for (String c : text(config, "syncular.auth.websocket-token").orElse("header,protocol").split(",")) {
+        for (String c : tokenCarriers.get().split(",")) {
             String name = c.trim();
             if (name.isEmpty()) continue;
             try {
