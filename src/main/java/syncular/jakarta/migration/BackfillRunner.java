@@ -1,7 +1,5 @@
 package syncular.jakarta.migration;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -74,6 +72,8 @@ public final class BackfillRunner {
     private final Declarations declarations;
     private final Clock clock;
     private final int batchSize;
+    /** The ordinary push path, run on each batch's own transaction; backfills run no host validators. */
+    private final PushProcessor processor;
 
     public BackfillRunner(ServerStorage storage, TransactionRunner runner, PostgresBackfillPositions positions,
                           Supplier<CompiledSchema> schema, Declarations declarations, Clock clock, int batchSize) {
@@ -85,6 +85,7 @@ public final class BackfillRunner {
         this.declarations = declarations;
         this.clock = clock;
         this.batchSize = batchSize;
+        this.processor = new PushProcessor(storage, clock, syncular.jakarta.sync.Validation.NONE);
     }
 
     /** The reserved clientId of a definition's commits (issue 7). */
@@ -318,9 +319,9 @@ public final class BackfillRunner {
     }
 
     /**
-     * The batch's writes as one PUSH_COMMIT through the ordinary push path, bound to THIS transaction: the push
-     * processor's own transaction and its optimistic idempotency read both land on the batch's connection, so the
-     * projection commit and the checkpoint advance cannot commit apart.
+     * The batch's writes as one PUSH_COMMIT through the ordinary push path on THIS transaction (the lock, the gate,
+     * the idempotency re-check and the append all land on the batch's connection), so the projection commit and the
+     * checkpoint advance cannot commit apart.
      */
     private void push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
                       List<ProjectionWrite> writes) {
@@ -342,43 +343,17 @@ public final class BackfillRunner {
         Map<String, List<String>> everything = new LinkedHashMap<>();
         for (String v : running.variables()) everything.put(v, List.of(syncular.jakarta.sync.Scopes.ANY));
         String clientId = clientId(name);
-        PushProcessor processor = new PushProcessor(boundTo(tx), clock);
         PushProcessor.RequestScope scope = new PushProcessor.RequestScope(
                 new Identity(SYSTEM_ACTOR, partition, everything), clientId, WireVersion.V2);
-        PushProcessor.Outcome outcome = processor.apply(scope, running, everything, new PushCommit(ccid, ops),
-                gateTx -> {
-                    ServeGate gate = gateTx.readServeGate(running.version());
-                    ServeGatePolicy.enforce(gate, running.version(), declarations.covering(gate));
-                });
+        PushProcessor.Pushed pushed = processor.pushOn(tx, new PushProcessor.Batch(scope, running, everything,
+                List.of(new PushCommit(ccid, ops)),
+                underLock -> ServeGatePolicy.enforce(underLock, running.version(), declarations.covering(underLock))));
+        if (pushed.failure() != null) throw pushed.failure();
+        PushProcessor.Outcome outcome = pushed.outcomes().get(0);
         if (outcome.result().status() == PushResult.Status.REJECTED) {
             // a definition produced a write the schema refuses: roll the whole batch back and say which
             throw new IllegalStateException("backfill " + name + " batch " + ccid + " was rejected: "
                     + outcome.result().results());
         }
-    }
-
-    /**
-     * This storage with {@code inTransaction} and the idempotency lookup redirected to {@code tx}: the seam that
-     * lets the unchanged push path run inside the batch's transaction.
-     */
-    private ServerStorage boundTo(StorageTransaction tx) {
-        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
-                new Class<?>[] {ServerStorage.class}, (proxy, method, args) -> {
-                    switch (method.getName()) {
-                        case "inTransaction" -> {
-                            return ((ServerStorage.TransactionWork<?>) args[1]).run(tx);
-                        }
-                        case "getPushResult" -> {
-                            return tx.getPushResult((String) args[1], (String) args[2]);
-                        }
-                        default -> {
-                            try {
-                                return method.invoke(storage, args);
-                            } catch (InvocationTargetException e) {
-                                throw e.getCause();
-                            }
-                        }
-                    }
-                });
     }
 }

@@ -45,6 +45,9 @@ public interface ServerStorage {
 
     // -------------------------------------------------------------- transactions
 
+    /** A request's {@link StorageSession} for {@code partition}; it takes no connection until first used. */
+    StorageSession openSession(String partition);
+
     /**
      * Binds a {@link StorageTransaction} for {@code partition} to the caller's connection, which must be inside a
      * transaction on which nothing has run yet: this sets READ COMMITTED as the transaction's first statement. Takes

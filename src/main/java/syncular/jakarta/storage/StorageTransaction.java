@@ -9,18 +9,14 @@ import java.util.Optional;
  * §2.1). Obtained from {@link ServerStorage#begin}; it never commits, rolls back or toggles autocommit: the
  * {@link TransactionRunner} or the JTA container finishes the transaction. Not thread-safe: one push at a time.
  *
- * <p>A push uses it in this order (ARCHITECTURE, request step 4): {@link #lockPartitionForPush()}, then
- * {@link #readServeGate}, the idempotency re-check {@link #getPushResult}, reads and row writes, then
- * {@link #appendCommit} and {@link #putPushResult}; or, when an operation is rejected, {@link #rejectPush}, after
- * which the caller returns normally so the rejection commits. Every database round trip made while the lock is
- * held is time no other writer of the partition can use, so the same sequence has two shorter forms:
- * <ul>
- *   <li>{@link #lockForPush} (lock, savepoint, gate, re-check and the rows the commit targets, one round trip),
- *       reads and writes, then {@link #appendCommit(NewCommit, StoredPushResult)} (commit, changes, scope index
- *       and result in one round trip);</li>
- *   <li>{@link #lockForPush}, then {@link #applyCommit} with every row write of the commit: writes, commit and
- *       result in one round trip. The caller keeps track of its own pending writes until then.</li>
- * </ul>
+ * <p>A push group uses it in this order (ARCHITECTURE request step 4): {@link #lockForPush} (lock, savepoint,
+ * gate, the idempotency re-check of every commit of the group and the rows they target, one round trip), then per
+ * commit: reads, then either {@link #applyCommit} with every row write of the commit (writes, commit and result in
+ * one round trip; the caller keeps track of its own pending writes until then), or eager {@link #upsertRow} /
+ * {@link #deleteRow} (when validators must read the candidate state) and
+ * {@link #appendCommit(NewCommit, StoredPushResult)}; or, when an operation is rejected, {@link #rejectPush}. Then
+ * {@link #nextCandidate()} before the next commit of the group. Every database round trip made while the lock is
+ * held is time no other writer of the partition can use.
  */
 public interface StorageTransaction {
     String partition();
@@ -32,16 +28,18 @@ public interface StorageTransaction {
     void lockPartitionForPush();
 
     /**
-     * {@link #lockPartitionForPush()}, {@link #readServeGate}, {@link #getPushResult} and {@link #getRow} of each
-     * of {@code prefetch} in that order, in one round trip: the lock is held before anything is read.
+     * {@link #lockPartitionForPush()}, {@link #readServeGate}, the stored results of {@code commits} and the rows of
+     * {@code prefetch}, in that order, in one round trip: the lock is held before anything is read. The partition's
+     * commit-log head and horizon come from the locked row.
      */
-    PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId,
-                             Collection<RowKey> prefetch);
+    PushPreamble lockForPush(int runningSchemaVersion, Collection<PushKey> commits, Collection<RowKey> prefetch);
 
-    /** {@link #lockForPush(int, String, String, Collection)} without a row prefetch. */
-    default PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId) {
-        return lockForPush(runningSchemaVersion, clientId, clientCommitId, List.of());
-    }
+    /**
+     * Under the push lock: the current candidate commit is complete (applied or rejected) and stays; the next
+     * candidate's writes get a savepoint of their own, taken in front of its first write, so its rejection rolls back
+     * only its own writes.
+     */
+    void nextCandidate();
 
     /** The current row, including this transaction's writes. */
     Optional<StoredRow> getRow(String table, String rowId);

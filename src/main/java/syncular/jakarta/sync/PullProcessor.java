@@ -12,7 +12,7 @@ import syncular.jakarta.storage.CommitWindow;
 import syncular.jakarta.storage.CommitWindowQuery;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ScopeFilter;
-import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.storage.StoredRow;
@@ -44,11 +44,9 @@ public final class PullProcessor {
     /** A SEGMENT_REF frame's share of the response budget (descriptor, URL), closely enough. */
     static final long REF_FRAME_BYTES = 256;
 
-    private final ServerStorage storage;
     private final SegmentPublisher segments;
 
-    public PullProcessor(ServerStorage storage, SegmentPublisher segments) {
-        this.storage = storage;
+    public PullProcessor(SegmentPublisher segments) {
         this.segments = segments;
     }
 
@@ -95,7 +93,7 @@ public final class PullProcessor {
         return new Section(List.of(SubStart.reset(sub.id()), new SubEnd(sub.cursor(), null)), sub.cursor(), false);
     }
 
-    public Section section(String partition, String logEpoch, CompiledSchema schema, PullLimits limits, Plan plan,
+    public Section section(StorageSession session, String logEpoch, CompiledSchema schema, PullLimits limits, Plan plan,
                            long maxSeq, long horizonSeq, int inlineMaxBytes, Budget budget) {
         Subscription sub = plan.subscription();
         List<ResponseFrame> frames = new ArrayList<>();
@@ -116,7 +114,7 @@ public final class PullProcessor {
             String rowCursor = resume.map(BootstrapToken::rowCursor).orElse(null);
             int start = frames.size();
             frames.add(SubStart.active(sub.id(), effective, true));
-            Resume next = bootstrapPages(partition, logEpoch, schema, limits, plan.table(), effective, asOf, rowCursor,
+            Resume next = bootstrapPages(session, logEpoch, schema, limits, plan.table(), effective, asOf, rowCursor,
                     inlineMaxBytes, budget, frames);
             // SUB_START.bootstrap is true iff the section carries segments: an earlier section may have spent the
             // budget before this one's first page, and then only the token (possibly from the start) goes out.
@@ -126,7 +124,7 @@ public final class PullProcessor {
             return new Section(frames, asOf, true);
         }
 
-        CommitWindow window = storage.readCommitWindow(partition, new CommitWindowQuery(sub.table(),
+        CommitWindow window = session.readCommitWindow(new CommitWindowQuery(sub.table(),
                 new ScopeFilter(effective), sub.cursor(), maxSeq, limits.limitCommits() + 1));
         // §4.6: the horizon passed in was read before the window; a prune that committed in between (or while the
         // window was read) deleted commits the window then lacks, and delivering it would move the cursor past
@@ -167,14 +165,14 @@ public final class PullProcessor {
      * Emits up to maxSnapshotPages pages; returns where to resume, or null when the table is done. A budget stop
      * before the first page of a fresh bootstrap still resumes (from the start), never reads as "done".
      */
-    private Resume bootstrapPages(String partition, String logEpoch, CompiledSchema schema, PullLimits limits,
+    private Resume bootstrapPages(StorageSession session, String logEpoch, CompiledSchema schema, PullLimits limits,
                                   TableSchema table, Map<String, List<String>> effective, long asOf, String rowCursor,
                                   int inlineMaxBytes, Budget budget, List<ResponseFrame> frames) {
         String cursor = rowCursor;
         boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
         boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
         for (int page = 0; page < limits.maxSnapshotPages(); page++) {
-            List<StoredRow> scanned = storage.scanRows(partition, new RowScanQuery(table.name(),
+            List<StoredRow> scanned = session.scanRows(new RowScanQuery(table.name(),
                     new ScopeFilter(effective), cursor, limits.limitSnapshotRows() + 1));
             List<StoredRow> rows = scanned.size() > limits.limitSnapshotRows()
                     ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
@@ -189,7 +187,7 @@ public final class PullProcessor {
                 frames.add(new SegmentInline(p.bytes()));
                 budget.spend(p.bytes().length + INLINE_FRAME_OVERHEAD);
             } else {
-                ResponseFrame ref = segments.publish(new SegmentRequest(partition, logEpoch, table.name(),
+                ResponseFrame ref = segments.publish(new SegmentRequest(session.partition(), logEpoch, table.name(),
                         schema.version(), syncular.jakarta.wire.CanonicalJson.scopeDigest(effective), asOf, p.rows(),
                         cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), p.bytes());
                 frames.add(ref);

@@ -1,9 +1,12 @@
 package syncular.jakarta.sync;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.CommitValidator;
@@ -14,6 +17,11 @@ import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.ScopePattern;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.PushKey;
+import syncular.jakarta.storage.PushPreamble;
+import syncular.jakarta.storage.RowKey;
+import syncular.jakarta.storage.RowWrite;
+import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -35,20 +43,26 @@ import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.TypeTag;
 
 /**
- * Applies one PUSH_COMMIT (SPEC §6, ARCHITECTURE request step 4): an optimistic idempotency lookup, then one
- * transaction of its own: partition lock (+ savepoint), serve-gate re-read on that connection, idempotency re-check,
- * per operation authorization, conflicts, row validators (§6.7) and writes, the commit validator (§6.8), append with
- * the writer version, the push result in the same transaction. A rejected operation is a value: the transaction rolls back to the savepoint, stores the rejection
- * and commits, still under the lock. Only infrastructure failures throw.
+ * Applies PUSH_COMMITs (SPEC §6, ARCHITECTURE request step 4) by group commit: the commits of every request of a
+ * partition that arrive while a group is being applied form the next group, which one leader applies in ONE
+ * transaction under one lock acquisition: the lock with the serve-gate token, the idempotency re-check of every
+ * commit and the rows they target in one round trip; per commit a savepoint, its operations' authorization,
+ * conflicts, row validators (§6.7) and writes, the commit validator (§6.8), and the append with the writer version
+ * and the push result in one round trip. A rejected operation is a value: only its commit's savepoint is rolled
+ * back, the rejection is stored and the group goes on. An infrastructure failure of the group retries each request's
+ * commits alone, one transaction each. Results are answered only after COMMIT.
  *
  * <p>The wire version is a parameter of the pipeline, never a constant: wire 3 changes this path (WIRE3-DELTA).
  */
 public final class PushProcessor {
+    /** Commits one group applies at most (the group takes whole requests; a larger request goes alone). */
+    static final int MAX_GROUP_COMMITS = 64;
+
     private final ServerStorage storage;
     private final Clock clock;
     private final Validation validation;
-
-    public PushProcessor(ServerStorage storage, Clock clock) { this(storage, clock, Validation.NONE); }
+    private final GroupCommit<Batch, Pushed> groups =
+            new GroupCommit<>(MAX_GROUP_COMMITS, b -> b.commits().size(), this::applyGroup);
 
     public PushProcessor(ServerStorage storage, Clock clock, Validation validation) {
         this.storage = storage;
@@ -66,83 +80,82 @@ public final class PushProcessor {
         }
     }
 
+    /** One request's commits for the push phase, and how its serve-gate re-check goes under the lock. */
+    public record Batch(RequestScope request, CompiledSchema schema, Map<String, List<String>> allowed,
+                        List<PushCommit> commits, TransactionGate gate) {
+        public Batch {
+            commits = List.copyOf(commits);
+        }
+    }
+
     /**
-     * @param allowed the actor's allowed scopes, resolved once per request; null when the resolver failed
-     * @param gate    re-checks the serve gate on the push transaction's connection
+     * What the push phase produced for one request: an outcome per commit in order, up to a {@code failure} (null
+     * when none) that ended the request's push phase after them; and the partition's commit-log head and horizon
+     * under the lock, which a pull of the same request reads through.
      */
-    public Outcome apply(RequestScope request, CompiledSchema schema, Map<String, java.util.List<String>> allowed,
-                         PushCommit commit, TransactionGate gate) {
-        Identity id = request.identity();
-        String clientId = request.clientId();
-        Optional<StoredPushResult> persisted = lookup(() -> storage.getPushResult(id.partition(), clientId,
-                commit.clientCommitId()));
-        if (persisted == null) return cacheMiss(commit.clientCommitId());
-        if (persisted.isPresent()) return outcome(commit.clientCommitId(), persisted.get(), true);
+    public record Pushed(List<Outcome> outcomes, RuntimeException failure, long maxCommitSeq, long horizonSeq) {
+        public Pushed {
+            outcomes = List.copyOf(outcomes);
+        }
+    }
 
-        long createdAtMs = clock.nowMs();
-        return storage.inTransaction(id.partition(), tx -> {
-            lockPartition(tx);
-            gate.check(tx);
-            Optional<StoredPushResult> again = lookup(() -> tx.getPushResult(clientId, commit.clientCommitId()));
-            if (again == null) return cacheMiss(commit.clientCommitId());
-            if (again.isPresent()) return outcome(commit.clientCommitId(), again.get(), true);
+    /**
+     * Pushes a request's commits through its partition's group commit ({@link GroupCommit}): applied with the
+     * commits of every request of the partition that queued meanwhile, in one transaction under one lock
+     * acquisition, and answered only after that transaction committed.
+     */
+    public Pushed push(Batch batch) {
+        return groups.submit(batch.request().identity().partition(), batch);
+    }
 
-            List<OperationResult> results = new ArrayList<>();
-            List<StoredChange> changes = new ArrayList<>();
-            OperationResult terminated = null;
-            Validation.Run run = validation.begin();
-            Hooks hooks = run == null ? null : new Hooks(run, new ValidationReads(tx, schema, id.actorId()));
-            try {
-                for (int i = 0; i < commit.operations().size(); i++) {
-                    Applied applied = applyOperation(tx, schema, allowed, commit.operations().get(i), i, hooks);
-                    if (applied.rejection != null) {
-                        terminated = applied.rejection;
-                        break;
-                    }
-                    results.add(new OperationResult.Applied(i));
-                    if (applied.change != null) changes.add(applied.change);
-                }
-                if (terminated == null && hooks != null && run.collectsEvidence()) {
-                    // §6.8: once, after the final staged operation and before the append
-                    terminated = run.validateCommit(new CommitValidator.Commit(clientId, commit.clientCommitId(),
-                            id.actorId(), id.partition(), hooks.evidence), hooks.reads).orElse(null);
-                }
-            } catch (StorageException e) {
-                if (e.code() == StorageErrorCode.CONSTRAINT_VIOLATION) {
-                    terminated = new OperationResult.Failed(e.opIndex().orElse(0),
-                            ErrorCode.SYNC_CONSTRAINT_VIOLATION.wire(), "write violates a relational constraint", false,
-                            null);
-                } else if (e.code() == StorageErrorCode.DATA_REJECTED) {
-                    // a value the database refuses (class 22/54) fails the same way on every retry: a stored
-                    // rejection, never a 500 that wedges the client's outbox. Without an index from the write, it
-                    // is the operation in progress (results holds one entry per operation before it).
-                    int at = e.opIndex().orElse(Math.min(results.size(), commit.operations().size() - 1));
-                    terminated = StorableInput.refused(at);
-                } else {
-                    throw e;
-                }
+    /**
+     * Pushes {@code batch} on {@code tx}, a transaction the caller owns and finishes (a backfill batch, whose
+     * projection commit and checkpoint advance must commit together): no group, no transaction of its own.
+     */
+    public Pushed pushOn(StorageTransaction tx, Batch batch) {
+        return applyAll(tx, List.of(batch)).get(0);
+    }
+
+    /**
+     * The leader's work for one group: one transaction; if it fails for any reason but the lock timeout, each
+     * request's commits again, each commit in a transaction of its own, so one request's failure is only its own.
+     */
+    private List<Pushed> applyGroup(String partition, List<Batch> group) {
+        try {
+            return storage.inTransaction(partition, tx -> applyAll(tx, group));
+        } catch (RuntimeException e) {
+            if (isLockTimeout(e) || (group.size() == 1 && group.get(0).commits().size() == 1)) {
+                RuntimeException failure = isLockTimeout(e) ? rateLimited() : e;
+                return group.stream().map(b -> new Pushed(List.of(), failure, 0, 0)).toList();
             }
-            if (terminated != null) return reject(tx, clientId, commit.clientCommitId(), createdAtMs, terminated);
-            long seq;
+            List<Pushed> out = new ArrayList<>();
+            for (Batch b : group) out.add(alone(partition, b));
+            return out;
+        }
+    }
+
+    /** A request's commits one transaction each, up to the first failure (the push path before group commit). */
+    private Pushed alone(String partition, Batch b) {
+        List<Outcome> outcomes = new ArrayList<>();
+        long max = 0;
+        long horizon = 0;
+        for (PushCommit commit : b.commits()) {
+            Batch one = new Batch(b.request(), b.schema(), b.allowed(), List.of(commit), b.gate());
             try {
-                seq = tx.appendCommit(new NewCommit(clientId, commit.clientCommitId(), id.actorId(), createdAtMs, changes));
-            } catch (StorageException e) {
-                if (e.code() == StorageErrorCode.WRITER_FENCE_REJECTED) {
-                    // This process runs an older schema than the partition's fence: it is behind, not broken.
-                    throw new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
-                            "the partition is fenced for a newer schema version; this server is behind", "{}");
-                }
-                // a commit-log value (a change's scopes) the per-operation checks missed: nothing is appended
-                if (e.code() == StorageErrorCode.DATA_REJECTED) {
-                    return reject(tx, clientId, commit.clientCommitId(), createdAtMs, StorableInput.refused(0));
-                }
-                throw e;
+                Pushed p = storage.inTransaction(partition, tx -> applyAll(tx, List.of(one))).get(0);
+                if (p.failure() != null) return new Pushed(outcomes, p.failure(), max, horizon);
+                outcomes.addAll(p.outcomes());
+                max = p.maxCommitSeq();
+                horizon = p.horizonSeq();
+            } catch (RuntimeException e) {
+                return new Pushed(outcomes, isLockTimeout(e) ? rateLimited() : e, max, horizon);
             }
-            StoredPushResult applied = new StoredPushResult(StoredPushResult.Status.APPLIED, seq, createdAtMs,
-                    UUID.randomUUID().toString(), results);
-            tx.putPushResult(clientId, commit.clientCommitId(), applied);
-            return outcome(commit.clientCommitId(), applied, false);
-        });
+        }
+        return new Pushed(outcomes, null, max, horizon);
+    }
+
+    private static boolean isLockTimeout(RuntimeException e) {
+        return e instanceof StorageException s && s.code() == StorageErrorCode.LOCK_NOT_AVAILABLE;
     }
 
     /**
@@ -150,29 +163,192 @@ public final class PushProcessor {
      * answered {@code sync.rate_limited} (retryable; its transaction rolls back, nothing is stored) instead of holding
      * a pooled connection for as long as somebody else holds the lock.
      */
-    private static void lockPartition(StorageTransaction tx) {
-        try {
-            tx.lockPartitionForPush();
-        } catch (StorageException e) {
-            if (e.code() != StorageErrorCode.LOCK_NOT_AVAILABLE) throw e;
-            throw new SyncException(ErrorCode.SYNC_RATE_LIMITED,
-                    "the partition lock was not available within the lock timeout; retry later");
-        }
+    private static SyncException rateLimited() {
+        return new SyncException(ErrorCode.SYNC_RATE_LIMITED,
+                "the partition lock was not available within the lock timeout; retry later");
     }
 
-    /** Rolls back to the push savepoint and stores the rejection; the transaction then commits (SPEC §6.3). */
-    private static Outcome reject(StorageTransaction tx, String clientId, String clientCommitId, long createdAtMs,
-                                  OperationResult terminated) {
+    /**
+     * Every commit of {@code group} on {@code tx}: the lock with the gate, the idempotency re-check of all commits and
+     * every row they target in one round trip; then per request its gate re-check, per commit its savepoint, its
+     * operations against the rows as the earlier commits of the group left them, and its writes, append and result in
+     * one round trip. A commit seen twice in the group (a retry racing its original) is answered from the first.
+     */
+    private List<Pushed> applyAll(StorageTransaction tx, List<Batch> group) {
+        List<PushKey> keys = new ArrayList<>();
+        Set<RowKey> prefetch = new LinkedHashSet<>();
+        for (Batch b : group) {
+            for (PushCommit commit : b.commits()) {
+                keys.add(new PushKey(b.request().clientId(), commit.clientCommitId()));
+                for (PushCommit.Operation op : commit.operations()) {
+                    if (b.schema().table(op.table()).isPresent() && StorableInput.rowId(0, op.rowId()) == null) {
+                        prefetch.add(new RowKey(op.table(), op.rowId()));
+                    }
+                }
+            }
+        }
+        int running = group.get(0).schema().version();
+        PushPreamble pre = tx.lockForPush(running, keys, prefetch);
+        Rows rows = new Rows(tx, pre.rows(), prefetch);
+        Map<PushKey, StoredPushResult> decided = new HashMap<>(pre.existing());
+        long head = pre.maxCommitSeq();
+        boolean first = true;
+        List<List<Outcome>> outcomes = new ArrayList<>();
+        List<RuntimeException> failures = new ArrayList<>();
+        for (Batch b : group) {
+            List<Outcome> mine = new ArrayList<>();
+            outcomes.add(mine);
+            try {
+                b.gate().check(pre.gate());
+            } catch (SyncException refused) {
+                failures.add(refused);
+                continue;
+            }
+            failures.add(null);
+            for (PushCommit commit : b.commits()) {
+                PushKey key = new PushKey(b.request().clientId(), commit.clientCommitId());
+                if (pre.unreadable().contains(key)) {
+                    mine.add(cacheMiss(commit.clientCommitId()));
+                    continue;
+                }
+                StoredPushResult known = decided.get(key);
+                if (known != null) {
+                    mine.add(outcome(commit.clientCommitId(), known, true));
+                    continue;
+                }
+                if (!first) tx.nextCandidate();
+                first = false;
+                Decided d = applyCommit(tx, b, commit, rows);
+                decided.put(key, d.stored());
+                mine.add(d.outcome());
+                if (d.outcome().appliedCommitSeq() > 0) head = d.outcome().appliedCommitSeq();
+            }
+        }
+        List<Pushed> out = new ArrayList<>();
+        for (int i = 0; i < group.size(); i++) {
+            out.add(new Pushed(outcomes.get(i), failures.get(i), head, pre.horizonSeq()));
+        }
+        return out;
+    }
+
+    /**
+     * The rows a group's operations target: as read under the lock, then as the group's applied commits left them.
+     * A commit's own writes stay in its layer until it is applied; a rejection drops them.
+     */
+    private static final class Rows {
+        private final StorageTransaction tx;
+        private final Map<RowKey, Optional<StoredRow>> group = new HashMap<>();
+        private final Map<RowKey, Optional<StoredRow>> commit = new HashMap<>();
+
+        Rows(StorageTransaction tx, Map<RowKey, StoredRow> read, Set<RowKey> prefetched) {
+            this.tx = tx;
+            for (RowKey k : prefetched) group.put(k, Optional.ofNullable(read.get(k)));
+        }
+
+        Optional<StoredRow> get(String table, String rowId) {
+            RowKey k = new RowKey(table, rowId);
+            Optional<StoredRow> r = commit.get(k);
+            if (r == null) r = group.get(k);
+            if (r == null) {
+                r = tx.getRow(table, rowId);
+                group.put(k, r);
+            }
+            return r;
+        }
+
+        void put(String table, String rowId, StoredRow row) { commit.put(new RowKey(table, rowId), Optional.ofNullable(row)); }
+
+        void applied() {
+            group.putAll(commit);
+            commit.clear();
+        }
+
+        void rejected() { commit.clear(); }
+    }
+
+    private record Decided(StoredPushResult stored, Outcome outcome) { }
+
+    /**
+     * One commit under the group's lock: its operations (rows from {@code rows}; writes collected and sent with the
+     * append, or written at once when validators read the candidate state), then the commit validator, then the
+     * append with the applied result; or the rejection.
+     */
+    private Decided applyCommit(StorageTransaction tx, Batch b, PushCommit commit, Rows rows) {
+        Identity id = b.request().identity();
+        String clientId = b.request().clientId();
+        long createdAtMs = clock.nowMs();
+        List<OperationResult> results = new ArrayList<>();
+        List<StoredChange> changes = new ArrayList<>();
+        OperationResult terminated = null;
+        Validation.Run run = validation.begin();
+        Hooks hooks = run == null ? null : new Hooks(run, new ValidationReads(tx, b.schema(), id.actorId()));
+        List<RowWrite> writes = hooks == null ? new ArrayList<>() : null;
+        try {
+            for (int i = 0; i < commit.operations().size(); i++) {
+                Applied applied = applyOperation(tx, rows, writes, b.schema(), b.allowed(),
+                        commit.operations().get(i), i, hooks);
+                if (applied.rejection != null) {
+                    terminated = applied.rejection;
+                    break;
+                }
+                results.add(new OperationResult.Applied(i));
+                if (applied.change != null) changes.add(applied.change);
+            }
+            if (terminated == null && hooks != null && run.collectsEvidence()) {
+                // §6.8: once, after the final staged operation and before the append
+                terminated = run.validateCommit(new CommitValidator.Commit(clientId, commit.clientCommitId(),
+                        id.actorId(), id.partition(), hooks.evidence), hooks.reads).orElse(null);
+            }
+        } catch (StorageException e) {
+            terminated = refusal(e, results.size(), commit);
+        }
+        if (terminated == null) {
+            // the seq is a placeholder: the append writes the allocated one into the stored result
+            StoredPushResult applied = new StoredPushResult(StoredPushResult.Status.APPLIED, 0L, createdAtMs,
+                    UUID.randomUUID().toString(), results);
+            NewCommit append = new NewCommit(clientId, commit.clientCommitId(), id.actorId(), createdAtMs, changes);
+            try {
+                long seq = writes == null ? tx.appendCommit(append, applied) : tx.applyCommit(writes, append, applied);
+                StoredPushResult stored = new StoredPushResult(StoredPushResult.Status.APPLIED, seq, createdAtMs,
+                        applied.cacheIdentity(), results);
+                rows.applied();
+                return new Decided(stored, outcome(commit.clientCommitId(), stored, false));
+            } catch (StorageException e) {
+                if (e.code() == StorageErrorCode.WRITER_FENCE_REJECTED) {
+                    // This process runs an older schema than the partition's fence: it is behind, not broken.
+                    throw new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
+                            "the partition is fenced for a newer schema version; this server is behind", "{}");
+                }
+                terminated = refusal(e, e.opIndex().orElse(0), commit);
+            }
+        }
+        rows.rejected();
         StoredPushResult rejected = new StoredPushResult(StoredPushResult.Status.REJECTED, null, createdAtMs,
                 UUID.randomUUID().toString(), List.of(terminated));
-        tx.rejectPush(clientId, clientCommitId, rejected);
-        return outcome(clientCommitId, rejected, false);
+        tx.rejectPush(clientId, commit.clientCommitId(), rejected);
+        return new Decided(rejected, outcome(commit.clientCommitId(), rejected, false));
     }
 
-    /** The push transaction's serve-gate re-read (RFC 0007 gate point 4). */
+    /**
+     * A storage refusal that belongs to the written values: a relational constraint, or a value the database refuses
+     * (class 22/54), which fails the same way on every retry: a stored rejection, never a 500 that wedges the
+     * client's outbox. Without an index from the write, it is the operation in progress. Anything else is rethrown.
+     */
+    private static OperationResult refusal(StorageException e, int inProgress, PushCommit commit) {
+        if (e.code() == StorageErrorCode.CONSTRAINT_VIOLATION) {
+            return new OperationResult.Failed(e.opIndex().orElse(0), ErrorCode.SYNC_CONSTRAINT_VIOLATION.wire(),
+                    "write violates a relational constraint", false, null);
+        }
+        if (e.code() == StorageErrorCode.DATA_REJECTED) {
+            return StorableInput.refused(e.opIndex().orElse(Math.min(inProgress, commit.operations().size() - 1)));
+        }
+        throw e;
+    }
+
+    /** The serve-gate re-check against the token read under the push lock (RFC 0007 gate point 4). */
     @FunctionalInterface
     public interface TransactionGate {
-        void check(StorageTransaction tx);
+        void check(ServeGate underLock);
     }
 
     /** Per-request facts the push needs: who, and which client. */
@@ -212,9 +388,9 @@ public final class PushProcessor {
      * REF upsert pipeline (SPEC-DIGEST §8.2): table → resolver → decode → PK → auth → conflict → strip → validator
      * (§6.7) → write. {@code hooks} is null when no validator is active.
      */
-    private static Applied applyOperation(StorageTransaction tx, CompiledSchema schema,
-                                          Map<String, List<String>> allowed, PushCommit.Operation op, int i,
-                                          Hooks hooks) {
+    private static Applied applyOperation(StorageTransaction tx, Rows rows, List<RowWrite> writes,
+                                          CompiledSchema schema, Map<String, List<String>> allowed,
+                                          PushCommit.Operation op, int i, Hooks hooks) {
         Optional<TableSchema> maybeTable = schema.table(op.table());
         if (maybeTable.isEmpty()) {
             return Applied.reject(i, ErrorCode.SYNC_UNKNOWN_TABLE, "the table is not handled by this server");
@@ -224,7 +400,7 @@ public final class PushProcessor {
         // before the first read: a rowId the database cannot hold is refused even as a query parameter
         OperationResult unstorable = StorableInput.rowId(i, op.rowId());
         if (unstorable != null) return new Applied(null, unstorable);
-        Optional<StoredRow> stored = tx.getRow(table.name(), op.rowId());
+        Optional<StoredRow> stored = rows.get(table.name(), op.rowId());
 
         boolean validating = hooks != null && hooks.run.wants(table.name());
         if (op.op() == Op.DELETE) {
@@ -242,7 +418,7 @@ public final class PushProcessor {
                         null, storedValues(table, stored.get()), stored.get().serverVersion(), null), true);
                 if (rejected != null) return new Applied(null, rejected);
             }
-            tx.deleteRow(table.name(), op.rowId());
+            write(tx, rows, writes, new RowWrite.Delete(table.name(), op.rowId(), i));
             return Applied.ok(StoredChange.delete(table.name(), op.rowId(), stored.get().scopes()));
         }
 
@@ -288,7 +464,8 @@ public final class PushProcessor {
                         s.serverVersion(), version), true);
                 if (rejected != null) return new Applied(null, rejected);
             }
-            tx.upsertRow(table.name(), new StoredRow(op.rowId(), version, s.scopes(), payload), i);
+            write(tx, rows, writes, new RowWrite.Upsert(table.name(),
+                    new StoredRow(op.rowId(), version, s.scopes(), payload), i));
             return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), version, s.scopes(), payload));
         }
 
@@ -314,8 +491,25 @@ public final class PushProcessor {
                     ValidationReads.values(table, values), null, null, 1L), true);
             if (rejected != null) return new Applied(null, rejected);
         }
-        tx.upsertRow(table.name(), new StoredRow(op.rowId(), 1, extracted.scopes(), op.payload()), i);
+        write(tx, rows, writes, new RowWrite.Upsert(table.name(),
+                new StoredRow(op.rowId(), 1, extracted.scopes(), op.payload()), i));
         return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), 1, extracted.scopes(), op.payload()));
+    }
+
+    /**
+     * Stages a row write: with the append when {@code writes} collects them, else at once (validators read the
+     * candidate state); either way later operations of the commit see it.
+     */
+    private static void write(StorageTransaction tx, Rows rows, List<RowWrite> writes, RowWrite w) {
+        if (writes != null) {
+            writes.add(w);
+        } else if (w instanceof RowWrite.Upsert u) {
+            tx.upsertRow(u.table(), u.row(), u.opIndex());
+        } else {
+            tx.deleteRow(w.table(), ((RowWrite.Delete) w).rowId());
+        }
+        rows.put(w.table(), w instanceof RowWrite.Upsert u ? u.row().rowId() : ((RowWrite.Delete) w).rowId(),
+                w instanceof RowWrite.Upsert u2 ? u2.row() : null);
     }
 
     /**
@@ -374,19 +568,9 @@ public final class PushProcessor {
     }
 
     /** §6.3: an unreadable stored result is answered, never persisted: rejected, retryable cache miss at op 0. */
-    private static Outcome cacheMiss(String clientCommitId) {
+    static Outcome cacheMiss(String clientCommitId) {
         return new Outcome(new PushResult(clientCommitId, PushResult.Status.REJECTED, null, List.of(
                 PushResult.OpError.of(0, ErrorCode.SYNC_IDEMPOTENCY_CACHE_MISS, "persisted push result unreadable"))),
                 Optional.empty(), 0);
-    }
-
-    /** Runs an idempotency lookup; null stands for "unreadable" (the cache-miss answer). */
-    private static Optional<StoredPushResult> lookup(java.util.function.Supplier<Optional<StoredPushResult>> read) {
-        try {
-            return read.get();
-        } catch (StorageException e) {
-            if (e.code() == StorageErrorCode.IDEMPOTENCY_CACHE_MISS) return null;
-            throw e;
-        }
     }
 }

@@ -18,10 +18,12 @@ import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.ClientSubscription;
 import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.RequestPreamble;
 import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.ErrorFrame;
 import syncular.jakarta.wire.PullHeader;
@@ -52,12 +54,6 @@ public final class SyncHandler {
     private final PullProcessor pull;
     private final PartitionAdmission admission;
 
-    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
-                       Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
-                       SyncSettings settings, PullProcessor.SegmentPublisher segments) {
-        this(storage, schema, declarations, resolver, clock, settings, segments, Validation.NONE);
-    }
-
     /** {@code validation}: the host's §6.7/§6.8 validators, run inside each push commit's transaction. */
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
@@ -70,16 +66,18 @@ public final class SyncHandler {
         this.clock = clock;
         this.settings = settings;
         this.push = new PushProcessor(storage, clock, validation);
-        this.pull = new PullProcessor(storage, segments);
+        this.pull = new PullProcessor(segments);
     }
 
     /** What a handled request produced: the response, and the commits it applied (for realtime fanout). */
     public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs) { }
 
     public Handled handle(Identity identity, RequestMessage request) {
-        Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
-        verify(built);
-        return built.handled();
+        try (StorageSession session = storage.openSession(identity.partition())) {
+            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(session, identity, request));
+            verify(session, built);
+            return built.handled();
+        }
     }
 
     /** A handled request whose response was materialized (encoded, spooled) before the serve-gate re-read. */
@@ -92,39 +90,56 @@ public final class SyncHandler {
      */
     public <T extends AutoCloseable> Materialized<T> handle(Identity identity, RequestMessage request,
                                                             Function<ResponseMessage, T> materialize) {
-        Built built = StorableInput.refusalsAsInvalidRequest(() -> build(identity, request));
-        T body = materialize.apply(built.handled().response());
-        try {
-            verify(built);
-        } catch (RuntimeException e) {
+        try (StorageSession session = storage.openSession(identity.partition())) {
+            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(session, identity, request));
+            T body = materialize.apply(built.handled().response());
             try {
-                body.close();
-            } catch (Exception suppressed) {
-                e.addSuppressed(suppressed);
+                verify(session, built);
+            } catch (RuntimeException e) {
+                try {
+                    body.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
             }
-            throw e;
+            return new Materialized<>(built.handled(), body);
         }
-        return new Materialized<>(built.handled(), body);
     }
 
-    /** A response built but not yet verified by the serve-gate re-read. */
+    /**
+     * A response built but not yet verified by the serve-gate re-read, and the client record the request stores with
+     * that re-read (empty for a response that records nothing).
+     */
     private record Built(ServeGate entryGate, String partition, CompiledSchema running,
-                         List<CheckpointDeclaration> declared, Handled handled) { }
+                         List<CheckpointDeclaration> declared, Handled handled, Optional<ClientRecord> record) { }
 
-    private Built build(Identity identity, RequestMessage request) {
+    /**
+     * Round trips (issue 14): the preamble (touch, gate, client record, stored results, log head) in one; the push
+     * group's lock, one per commit and COMMIT, shared by every request of the group; a commit-window page per
+     * subscription; the client record with the gate re-read in one. The session's connection goes back to the pool
+     * while the request waits for its push group.
+     */
+    private Built build(StorageSession session, Identity identity, RequestMessage request) {
         CompiledSchema running = schema.get();
         List<CheckpointDeclaration> declared = declarations.get();
         String partition = identity.partition();
         ensureSchema(running, declared, partition);
-        PartitionRegistryEntry registry = storage.touchPartition(partition, clock.nowMs(), UUID.randomUUID().toString());
-        ServeGate entryGate = storage.readServeGate(partition, running.version());
-        ServeGatePolicy.enforce(entryGate, running.version(), declared);
 
         int wire = request.wireVersion();
         ReqHeader header = request.header();
         List<PushCommit> pushes = request.pushCommits();
         Optional<PullHeader> pullHeader = request.pullHeader();
         List<Subscription> subscriptions = request.subscriptions();
+
+        // keys the database cannot hold are not looked up (they would fail the query); checkRequest refuses them below
+        String clientId = StorableInput.keyProblem(header.clientId()) == null ? header.clientId() : "";
+        RequestPreamble pre = session.preamble(clock.nowMs(), UUID.randomUUID().toString(), running.version(),
+                clientId, pushes.stream().map(PushCommit::clientCommitId)
+                        .filter(id -> StorableInput.keyProblem(id) == null).toList());
+        PartitionRegistryEntry registry = pre.registry();
+        ServeGate entryGate = pre.gate();
+        ServeGatePolicy.enforce(entryGate, running.version(), declared);
 
         if (wire == WireVersion.V1 && registry.epochRequired()) {
             throw new SyncException(ErrorCode.SYNC_CLIENT_WIRE_UNSUPPORTED,
@@ -140,14 +155,15 @@ public final class SyncHandler {
         if (header.schemaVersion() != running.version()) {
             // §2.4 / §7.4: no degraded encoding; the schema-floor response, nothing else.
             frames.add(respHeader(wire, running.version(), running.version(), registry.logEpoch(), epochReset));
-            return built(entryGate, partition, running, declared, wire, frames, List.of());
+            return built(entryGate, partition, running, declared, wire, frames, List.of(), Optional.empty());
         }
         if (epochReset) {
             frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), true));
-            return built(entryGate, partition, running, declared, wire, frames, List.of());
+            return built(entryGate, partition, running, declared, wire, frames, List.of(), Optional.empty());
         }
         StorableInput.checkRequest(request);   // before any read binds a request field
-        Optional<ClientRecord> previous = validateRequest(identity, header, pushes, pullHeader, subscriptions, running);
+        Optional<ClientRecord> previous = validateRequest(identity, pre.clientRecord(), header, pushes, pullHeader,
+                subscriptions, running);
         Map<String, List<String>> allowed = resolveOnce(identity, running);
         List<PullProcessor.Plan> plans = new ArrayList<>();
         for (Subscription s : subscriptions) {
@@ -157,55 +173,85 @@ public final class SyncHandler {
 
         frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), false));
         List<Long> applied = new ArrayList<>();
+        Optional<ClientRecord> record = Optional.empty();
         try {
+            long maxSeq = pre.maxCommitSeq();
+            long horizon = pre.horizonSeq();
             if (!pushes.isEmpty()) {
-                // issue 13: a push waiting for the partition lock holds a pooled connection, so only a bounded
-                // number of one partition's requests push at once (the pulls are not held back: they wait on no
-                // lock); a refusal is the in-band, retryable sync.rate_limited, nothing of this request pushed
-                try (PartitionAdmission.Turn turn = admission.enter(partition)) {
-                    PushProcessor.RequestScope scope = new PushProcessor.RequestScope(identity, header.clientId(), wire);
-                    for (PushCommit commit : pushes) {
-                        PushProcessor.Outcome outcome = push.apply(scope, running, allowed, commit, tx ->
-                                ServeGatePolicy.verifyUnchanged(entryGate, tx.readServeGate(running.version()),
-                                        running.version(), declared));
-                        frames.addAll(outcome.frames());
-                        if (outcome.appliedCommitSeq() > 0) applied.add(outcome.appliedCommitSeq());
+                PushProcessor.Pushed pushed = replayed(pre, pushes);
+                if (pushed == null) {
+                    session.release();   // no connection held while the request waits for its group
+                    // issue 13: a bounded number of one partition's requests wait for a push group at once; a
+                    // refusal is the in-band, retryable sync.rate_limited, nothing of this request pushed
+                    try (PartitionAdmission.Turn turn = admission.enter(partition)) {
+                        pushed = push.push(new PushProcessor.Batch(
+                                new PushProcessor.RequestScope(identity, header.clientId(), wire), running, allowed,
+                                pushes, underLock -> ServeGatePolicy.verifyUnchanged(entryGate, underLock,
+                                        running.version(), declared)));
                     }
+                    maxSeq = Math.max(maxSeq, pushed.maxCommitSeq());
+                    horizon = Math.max(horizon, pushed.horizonSeq());
                 }
+                for (PushProcessor.Outcome outcome : pushed.outcomes()) {
+                    frames.addAll(outcome.frames());
+                    if (outcome.appliedCommitSeq() > 0) applied.add(outcome.appliedCommitSeq());
+                }
+                if (pushed.failure() != null) throw pushed.failure();
             }
             List<Long> cursors = new ArrayList<>();
             if (pullHeader.isPresent()) {
                 PullLimits limits = PullLimits.clamp(pullHeader.get());
-                long maxSeq = storage.getMaxCommitSeq(partition);
-                long horizon = storage.getHorizonSeq(partition);
                 PullProcessor.Budget budget = new PullProcessor.Budget(settings.maxResponseBytes());
                 for (PullProcessor.Plan plan : plans) {
-                    PullProcessor.Section section = pull.section(partition, registry.logEpoch(), running, limits, plan,
+                    PullProcessor.Section section = pull.section(session, registry.logEpoch(), running, limits, plan,
                             maxSeq, horizon, settings.inlineSegmentMaxBytes(), budget);
                     frames.addAll(section.frames());
                     if (section.active()) cursors.add(section.nextCursor());
                 }
             }
-            recordClient(identity, header.clientId(), previous, wire, pullHeader.isPresent(), subscriptions, cursors);
+            record = Optional.of(clientRecord(identity, header.clientId(), previous, wire, pullHeader.isPresent(),
+                    subscriptions, cursors));
         } catch (SyncException e) {
             // §1.6: in-band ERROR, then END, nothing else.
             frames.add(ErrorFrame.of(e.code(), e.getMessage(), e.detailsJson()));
             if (e.code() == ErrorCode.SYNC_SCHEMA_NOT_READY) throw e; // the gate refuses the whole response
         }
-        return built(entryGate, partition, running, declared, wire, frames, applied);
+        return built(entryGate, partition, running, declared, wire, frames, applied, record);
+    }
+
+    /**
+     * The optimistic idempotency answer (SPEC §2.3): when every commit of the request was already stored (a replay
+     * after a lost response), it is answered from the preamble without the lock; null when any is new.
+     */
+    private static PushProcessor.Pushed replayed(RequestPreamble pre, List<PushCommit> pushes) {
+        List<PushProcessor.Outcome> outcomes = new ArrayList<>();
+        for (PushCommit commit : pushes) {
+            String id = commit.clientCommitId();
+            if (pre.unreadable().contains(id)) {
+                outcomes.add(PushProcessor.cacheMiss(id));
+            } else if (pre.storedResults().containsKey(id)) {
+                outcomes.add(PushProcessor.outcome(id, pre.storedResults().get(id), true));
+            } else {
+                return null;
+            }
+        }
+        return new PushProcessor.Pushed(outcomes, null, 0, 0);
     }
 
     private static Built built(ServeGate entryGate, String partition, CompiledSchema running,
                                List<CheckpointDeclaration> declared, int wire, List<ResponseFrame> frames,
-                               List<Long> applied) {
+                               List<Long> applied, Optional<ClientRecord> record) {
         return new Built(entryGate, partition, running, declared,
-                new Handled(new ResponseMessage(wire, frames), applied));
+                new Handled(new ResponseMessage(wire, frames), applied), record);
     }
 
-    /** Read-verify-refuse: the gate is re-read after the whole body is built (seeds/002 handler.js). */
-    private void verify(Built b) {
-        ServeGatePolicy.verifyUnchanged(b.entryGate(), storage.readServeGate(b.partition(), b.running().version()),
-                b.running().version(), b.declared());
+    /**
+     * Read-verify-refuse: the gate is re-read after the whole body is built (seeds/002 handler.js), in the round
+     * trip that stores the client record.
+     */
+    private void verify(StorageSession session, Built b) {
+        ServeGatePolicy.verifyUnchanged(b.entryGate(), session.recordClientThenReadGate(b.record(),
+                b.running().version()), b.running().version(), b.declared());
     }
 
     private void ensureSchema(CompiledSchema running, List<CheckpointDeclaration> declared, String partition) {
@@ -225,11 +271,10 @@ public final class SyncHandler {
      * SPEC-DIGEST §3.6 order, after the epoch and floor checks. Returns the client record it read, the request's one
      * read of it: {@link #recordClient} keeps what a pull does not replace from it (issue 14: it was read twice).
      */
-    private Optional<ClientRecord> validateRequest(Identity identity, ReqHeader header, List<PushCommit> pushes,
-                                                   Optional<PullHeader> pullHeader, List<Subscription> subscriptions,
-                                                   CompiledSchema running) {
+    private Optional<ClientRecord> validateRequest(Identity identity, Optional<ClientRecord> record, ReqHeader header,
+                                                   List<PushCommit> pushes, Optional<PullHeader> pullHeader,
+                                                   List<Subscription> subscriptions, CompiledSchema running) {
         ClientIds.refuseReserved(header.clientId());
-        Optional<ClientRecord> record = storage.getClientRecord(identity.partition(), header.clientId());
         if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
             throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
                     "clientId is bound to a different actor in this partition (§1.5)");
@@ -284,15 +329,14 @@ public final class SyncHandler {
     }
 
     /** §4.5/§8.1: the cursor watermark, the subscription list and the wire version per (partition, clientId). */
-    private void recordClient(Identity identity, String clientId, Optional<ClientRecord> previous, int wire,
-                              boolean pulled, List<Subscription> subscriptions, List<Long> cursors) {
+    private ClientRecord clientRecord(Identity identity, String clientId, Optional<ClientRecord> previous, int wire,
+                                      boolean pulled, List<Subscription> subscriptions, List<Long> cursors) {
         List<ClientSubscription> subs = pulled
                 ? subscriptions.stream().map(s -> new ClientSubscription(s.id(), s.table(), s.scopes())).toList()
                 : previous.map(ClientRecord::subscriptions).orElse(List.of());
         long cursor = !cursors.isEmpty() ? cursors.stream().mapToLong(Long::longValue).min().getAsLong()
                 : previous.map(ClientRecord::cursor).orElse(-1L);
-        storage.putClientRecord(identity.partition(),
-                new ClientRecord(clientId, identity.actorId(), wire, cursor, clock.nowMs(), subs));
+        return new ClientRecord(clientId, identity.actorId(), wire, cursor, clock.nowMs(), subs);
     }
 
     private static RespHeader respHeader(int wire, Integer required, int latest, String logEpoch, boolean reset) {

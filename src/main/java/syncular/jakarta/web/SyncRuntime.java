@@ -83,7 +83,7 @@ public class SyncRuntime {
                 ? Optional.of(overrides.get()) : Optional.empty();
         Clock clock = override.map(HostOverride::clock).orElse(Clock.SYSTEM);
         PostgresServerStorage storage = new PostgresServerStorage(ds, runner, clock::nowMs,
-                config.limits().lockTimeoutMs());
+                config.limits().lockTimeoutMs(), override.isPresent() ? 0 : config.limits().partitionTouchIntervalMs());
         PostgresBackfillPositions positions = new PostgresBackfillPositions(storage, ds);
         positions.install();
         List<BackfillDefinition> definitions = new ArrayList<>(config.backfill().definitions());

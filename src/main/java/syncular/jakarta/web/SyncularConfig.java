@@ -86,10 +86,13 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param admission               {@code syncular.limits.partition-concurrency}, {@code partition-queue},
      *                                {@code partition-wait-ms}: requests of one partition handled / waiting at once
      * @param lockTimeoutMs           {@code syncular.limits.lock-timeout-ms}: a push's wait for its partition lock
+     * @param partitionTouchIntervalMs {@code syncular.limits.partition-touch-interval-ms}: how stale a partition's
+     *                                registry activity time may get before a request rewrites it
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
                          int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes,
-                         int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission, long lockTimeoutMs) {
+                         int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission, long lockTimeoutMs,
+                         long partitionTouchIntervalMs) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
@@ -294,19 +297,23 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long spill = positive(config, "syncular.limits.response-spill-bytes", 1024L * 1024);
         PartitionAdmission.Settings d = PartitionAdmission.Settings.DEFAULTS;
         long concurrency = positive(config, "syncular.limits.partition-concurrency", d.concurrency());
-        long queue = parsed(config, "syncular.limits.partition-queue", Long::parseLong, "a whole number")
-                .orElse((long) d.queue());
-        if (queue < 0) throw new ConfigException("syncular.limits.partition-queue must be at least 0");
-        long waitMs = parsed(config, "syncular.limits.partition-wait-ms", Long::parseLong, "a whole number of ms")
-                .orElse(d.waitMs());
-        if (waitMs < 0) throw new ConfigException("syncular.limits.partition-wait-ms must be at least 0");
+        long queue = atLeastZero(config, "syncular.limits.partition-queue", d.queue());
+        long waitMs = atLeastZero(config, "syncular.limits.partition-wait-ms", d.waitMs());
         if (concurrency > 10_000 || queue > 100_000) {
             throw new ConfigException("syncular.limits.partition-concurrency / partition-queue are implausibly large");
         }
         long lockTimeout = positive(config, "syncular.limits.lock-timeout-ms",
                 PostgresServerStorage.DEFAULT_LOCK_TIMEOUT_MS);
+        long touchInterval = atLeastZero(config, "syncular.limits.partition-touch-interval-ms",
+                PostgresServerStorage.DEFAULT_TOUCH_INTERVAL_MS);
         return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs,
-                new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout);
+                new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout, touchInterval);
+    }
+
+    private static long atLeastZero(Config config, String key, long dflt) {
+        long v = parsed(config, key, Long::parseLong, "a whole number").orElse(dflt);
+        if (v < 0) throw new ConfigException(key + " must be at least 0");
+        return v;
     }
 
     private static long positive(Config config, String key, long dflt) {

@@ -1,5 +1,7 @@
 package syncular.jakarta.migration;
 
+import syncular.jakarta.storage.PushKey;
+import syncular.jakarta.sync.Validation;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -94,7 +96,7 @@ public final class BackfillBench {
                 }
                 int commit = c;
                 old.inTransaction(p, tx -> {
-                    tx.lockForPush(1, "seed", "seed-" + commit);
+                    tx.lockForPush(1, List.of(new PushKey("seed", "seed-" + commit)), List.of());
                     return tx.applyCommit(writes, new NewCommit("seed", "seed-" + commit, "seed", 0, changes),
                             new StoredPushResult(StoredPushResult.Status.APPLIED, 0L, 0L, "x",
                                     List.of(new OperationResult.Applied(0))));
@@ -142,7 +144,7 @@ public final class BackfillBench {
         List<Thread> threads = new ArrayList<>();
         AtomicLong ids = new AtomicLong();
         for (int w = 0; w < n; w++) {
-            PushProcessor push = new PushProcessor(storage, System::currentTimeMillis);
+            PushProcessor push = new PushProcessor(storage, System::currentTimeMillis, Validation.NONE);
             int writer = w;
             Thread t = new Thread(() -> {
                 PushProcessor.RequestScope scope = new PushProcessor.RequestScope(new Identity("u", p),
@@ -151,9 +153,10 @@ public final class BackfillBench {
                 while (!stop.get()) {
                     String id = "w" + ids.incrementAndGet();
                     long s = System.nanoTime();
-                    PushProcessor.Outcome o = push.apply(scope, schema, allowed, new PushCommit("c-" + id, List.of(
-                            PushCommit.Operation.upsert("tasks", id, null,
-                                    TestSchemas.taskPayload(schema, id, "p1", "title", false)))), tx -> { });
+                    PushProcessor.Outcome o = push.push(new PushProcessor.Batch(scope, schema, allowed,
+                            List.of(new PushCommit("c-" + id, List.of(PushCommit.Operation.upsert("tasks", id, null,
+                                    TestSchemas.taskPayload(schema, id, "p1", "title", false))))), g -> { }))
+                            .outcomes().get(0);
                     if (o.result().status() != PushResult.Status.APPLIED) throw new AssertionError(o.result());
                     latencies.add(System.nanoTime() - s);
                 }

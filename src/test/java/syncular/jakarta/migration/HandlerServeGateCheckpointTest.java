@@ -1,5 +1,6 @@
 package syncular.jakarta.migration;
 
+import syncular.jakarta.sync.Validation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -73,7 +74,7 @@ class HandlerServeGateCheckpointTest {
         handler = new SyncHandler(storage, () -> v2, declarations::current, resolver, System::currentTimeMillis,
                 SyncSettings.DEFAULTS, (request, bytes) -> {
                     throw new AssertionError("no segment is published in these tests");
-                });
+                }, Validation.NONE);
     }
 
     @AfterEach

@@ -1,5 +1,6 @@
 package syncular.jakarta.realtime;
 
+import syncular.jakarta.sync.Validation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -71,7 +72,7 @@ class RealtimeHubTest {
 
         Node() {
             storage.ensureSchema(schema, List.of());
-            handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, settings, null);
+            handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, settings, null, Validation.NONE);
             feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
             RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20);
             hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS);

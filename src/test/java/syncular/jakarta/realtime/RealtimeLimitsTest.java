@@ -1,5 +1,6 @@
 package syncular.jakarta.realtime;
 
+import syncular.jakarta.sync.Validation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -87,7 +88,7 @@ class RealtimeLimitsTest {
                         throw e.getCause();
                     }
                 });
-        handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, sync, null);
+        handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, sync, null, Validation.NONE);
         feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
         hub = hub(RealtimeSettings.DEFAULTS);
         feedThread = new Thread(() -> feed.run(hub));
@@ -258,7 +259,7 @@ class RealtimeLimitsTest {
         java.util.concurrent.atomic.AtomicReference<Map<String, List<String>>> grant =
                 new java.util.concurrent.atomic.AtomicReference<>(Map.of("project_id", List.of("p1")));
         ScopeResolver changing = identity -> grant.get();
-        SyncHandler h = new SyncHandler(storage, () -> schema, List::of, changing, clock, sync, null);
+        SyncHandler h = new SyncHandler(storage, () -> schema, List::of, changing, clock, sync, null, Validation.NONE);
         RealtimeHub.Context ctx = new RealtimeHub.Context(storage, h, schema, changing, clock, 1 << 20);
         RealtimeHub own = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS,
                 tick::get);

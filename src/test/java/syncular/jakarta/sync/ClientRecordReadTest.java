@@ -43,12 +43,12 @@ class ClientRecordReadTest {
     @Test
     void aRoundReadsTheClientRecordOnceAndKeepsWhatAPushOnlyRoundDoesNotReplace() {
         AtomicInteger reads = new AtomicInteger();
-        ServerStorage counting = StorageHooks.around(storage, "getClientRecord", reads::incrementAndGet, () -> { });
+        ServerStorage counting = StorageHooks.around(storage, "preamble", reads::incrementAndGet, () -> { });
         SyncHandler handler = new SyncHandler(counting, () -> SCHEMA, List::of,
                 identity -> Map.of("project_id", List.of("*")), () -> 1_000L, SyncSettings.DEFAULTS,
                 (request, bytes) -> {
                     throw new AssertionError("no segment is published here");
-                });
+                }, Validation.NONE);
         String partition = EmbeddedPostgresSupport.partition("record-once");
         Identity actor = new Identity("actor-1", partition);
         Subscription sub = new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, -1, null);
@@ -59,7 +59,7 @@ class ClientRecordReadTest {
                         TestSchemas.taskPayload(SCHEMA, "t1", "p1", "title", false)))), pull, sub)));
         assertEquals(PushResult.Status.APPLIED,
                 assertInstanceOf(PushResult.class, pushAndPull.response().frames().get(1)).status());
-        assertEquals(1, reads.get(), "one read of the client record per request");
+        assertEquals(1, reads.get(), "one read of the client record per request: the preamble's");
         ClientRecord afterPull = storage.getClientRecord(partition, "c1").orElseThrow();
         assertEquals(List.of("s"), afterPull.subscriptions().stream().map(s -> s.id()).toList());
 

@@ -22,6 +22,7 @@ import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StorageTransaction;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
@@ -71,9 +72,9 @@ class HostileInputPushTest {
     }
 
     private PushProcessor.Outcome apply(ServerStorage on, String commitId, PushCommit.Operation... ops) {
-        return new PushProcessor(on, () -> 1_000L).apply(
+        return Pushes.one(new PushProcessor(on, () -> 1_000L, Validation.NONE),
                 new PushProcessor.RequestScope(new Identity("actor-1", partition), "client-1", 2), SCHEMA, ALL,
-                new PushCommit(commitId, List.of(ops)), tx -> { });
+                new PushCommit(commitId, List.of(ops)));
     }
 
     private PushProcessor.Outcome apply(String commitId, PushCommit.Operation... ops) {
@@ -211,11 +212,20 @@ class HostileInputPushTest {
         return (StorageTransaction) Proxy.newProxyInstance(StorageTransaction.class.getClassLoader(),
                 new Class<?>[] {StorageTransaction.class}, (proxy, m, args) -> {
                     if (m.getName().equals("upsertRow") && ((StoredRow) args[1]).rowId().equals("refused")) {
-                        StoredRow r = (StoredRow) args[1];
-                        args[1] = new StoredRow("refused\0", r.serverVersion(), r.scopes(), r.payload());
+                        args[1] = refused((StoredRow) args[1]);
+                    }
+                    if (m.getName().equals("applyCommit")) {
+                        // the batched write path: the same refusal inside the commit's one round trip
+                        args[0] = ((List<?>) args[0]).stream().map(w -> w instanceof RowWrite.Upsert u
+                                && u.row().rowId().equals("refused")
+                                ? new RowWrite.Upsert(u.table(), refused(u.row()), u.opIndex()) : w).toList();
                     }
                     return invoke(tx, m, args);
                 });
+    }
+
+    private static StoredRow refused(StoredRow r) {
+        return new StoredRow("refused\0", r.serverVersion(), r.scopes(), r.payload());
     }
 
     private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {

@@ -49,17 +49,17 @@ class PullBudgetTest {
         storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
         storage.ensureSchema(SCHEMA, List.of());
         partition = EmbeddedPostgresSupport.partition("budget");
-        PushProcessor push = new PushProcessor(storage, () -> 1_000L);
+        PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
         for (String project : List.of("pa", "pb")) {
             for (int i = 0; i < 30; i++) {
                 String id = project + "-" + String.format("%03d", i);
-                push.apply(new PushProcessor.RequestScope(new Identity("w", partition), "writer", 2), SCHEMA,
+                Pushes.one(push, new PushProcessor.RequestScope(new Identity("w", partition), "writer", 2), SCHEMA,
                         Map.of("project_id", List.of("*")), new PushCommit("c-" + id, List.of(new PushCommit.Operation(
                                 "tasks", id, Op.UPSERT, null,
-                                TestSchemas.taskPayload(SCHEMA, id, project, "x".repeat(100), false)))), tx -> { });
+                                TestSchemas.taskPayload(SCHEMA, id, project, "x".repeat(100), false)))));
             }
         }
-        pull = new PullProcessor(storage, null);
+        pull = new PullProcessor(null);
     }
 
     @AfterAll
@@ -97,7 +97,7 @@ class PullBudgetTest {
             boolean pending = false;
             for (String project : List.of("pa", "pb")) {
                 if (cursors.get(project) >= 0 && tokens.get(project) == null) continue;
-                PullProcessor.Section section = pull.section(partition, "epoch", SCHEMA, limits,
+                PullProcessor.Section section = pull.section(storage.openSession(partition), "epoch", SCHEMA, limits,
                         plan("s-" + project, project, cursors.get(project), tokens.get(project)), maxSeq, 0, 1 << 20,
                         budget);
                 List<String> ids = rows(section.frames());
@@ -141,7 +141,7 @@ class PullBudgetTest {
         int responses = 0;
         do {
             PullProcessor.Budget budget = new PullProcessor.Budget(budgetBytes);
-            PullProcessor.Section section = pull.section(partition, "epoch", SCHEMA, limits,
+            PullProcessor.Section section = pull.section(storage.openSession(partition), "epoch", SCHEMA, limits,
                     plan("s", "pa", cursor, token), maxSeq, 0, 1 << 20, budget);
             long inlineBytes = 0;
             for (ResponseFrame f : section.frames()) {
@@ -166,13 +166,13 @@ class PullBudgetTest {
     @Test
     void aPublishedSegmentStopsAtTheByteBudget() {
         List<byte[]> published = new ArrayList<>();
-        PullProcessor external = new PullProcessor(storage, (request, bytes) -> {
+        PullProcessor external = new PullProcessor((request, bytes) -> {
             published.add(bytes);
             return new SegmentInline(bytes);
         });
         PullLimits limits = new PullLimits(1000, 1000, 50, PullHeader.ACCEPT_EXTERNAL_ROWS);
         long maxSeq = storage.getMaxCommitSeq(partition);
-        PullProcessor.Section section = external.section(partition, "epoch", SCHEMA, limits,
+        PullProcessor.Section section = external.section(storage.openSession(partition), "epoch", SCHEMA, limits,
                 plan("s", "pb", -1, null), maxSeq, 0, 256, new PullProcessor.Budget(1_500));
         assertTrue(published.size() > 1, "the 30 rows did not fit one 1,500-byte segment");
         for (byte[] b : published) assertTrue(b.length <= 1_500, "a segment of " + b.length + " bytes");
@@ -188,7 +188,7 @@ class PullBudgetTest {
         List<Long> seqs = new ArrayList<>();
         int responses = 0;
         while (cursor < maxSeq && responses++ < 100) {
-            PullProcessor.Section section = pull.section(partition, "epoch", SCHEMA, limits,
+            PullProcessor.Section section = pull.section(storage.openSession(partition), "epoch", SCHEMA, limits,
                     plan("s", "pa", cursor, null), maxSeq, 0, 1 << 20, new PullProcessor.Budget(1_000));
             List<ResponseFrame> frames = section.frames();
             assertFalse(frames.get(1) instanceof SubEnd, "the first commit always goes");

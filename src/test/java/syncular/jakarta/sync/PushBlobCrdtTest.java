@@ -56,13 +56,13 @@ class PushBlobCrdtTest {
 
     @BeforeEach
     void fresh() {
-        push = new PushProcessor(storage, () -> 1_000L);
+        push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
         partition = EmbeddedPostgresSupport.partition("blob");
     }
 
     private PushProcessor.Outcome apply(String commitId, PushCommit.Operation... ops) {
-        return push.apply(new PushProcessor.RequestScope(new Identity("actor-1", partition), "client-1", 2), SCHEMA,
-                ALL, new PushCommit(commitId, List.of(ops)), tx -> { });
+        return Pushes.one(push, new PushProcessor.RequestScope(new Identity("actor-1", partition), "client-1", 2),
+                SCHEMA, ALL, new PushCommit(commitId, List.of(ops)));
     }
 
     private static PushCommit.Operation upsert(String id, Long base, String attachment, byte[] doc) {

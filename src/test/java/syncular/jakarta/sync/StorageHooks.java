@@ -3,6 +3,7 @@ package syncular.jakarta.sync;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StorageSession;
 
 /**
  * The real storage with hooks around one of its methods: the points a concurrent writer races (a prune between two
@@ -11,21 +12,31 @@ import syncular.jakarta.storage.ServerStorage;
 final class StorageHooks {
     private StorageHooks() { }
 
-    /** {@code before} runs in front of, and {@code after} behind, every call of {@code method} on {@code real}. */
+    /**
+     * {@code before} runs in front of, and {@code after} behind, every call of {@code method} on {@code real} and on
+     * the sessions it opens.
+     */
     static ServerStorage around(ServerStorage real, String method, Runnable before, Runnable after) {
-        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
-                new Class<?>[] {ServerStorage.class}, (proxy, m, args) -> {
-                    boolean hooked = m.getName().equals(method);
-                    if (hooked) before.run();
-                    Object result;
-                    try {
-                        result = m.invoke(real, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                    if (hooked) after.run();
-                    return result;
-                });
+        return hooked(ServerStorage.class, real, method, before, after);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T hooked(Class<T> type, T real, String method, Runnable before, Runnable after) {
+        return (T) Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, m, args) -> {
+            boolean hooked = m.getName().equals(method);
+            if (hooked) before.run();
+            Object result;
+            try {
+                result = m.invoke(real, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+            if (hooked) after.run();
+            if (result instanceof StorageSession session) {
+                return hooked(StorageSession.class, session, method, before, after);
+            }
+            return result;
+        });
     }
 
     /** Runs the hook a test left in {@code slot}, once. */

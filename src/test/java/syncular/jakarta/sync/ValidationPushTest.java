@@ -74,8 +74,8 @@ class ValidationPushTest {
     }
 
     private PushProcessor.Outcome applyAs(String actor, String commitId, PushCommit.Operation... ops) {
-        return push.apply(new PushProcessor.RequestScope(new Identity(actor, partition), "client-1", 2), SCHEMA, ALL,
-                new PushCommit(commitId, List.of(ops)), tx -> { });
+        return Pushes.one(push, new PushProcessor.RequestScope(new Identity(actor, partition), "client-1", 2),
+                SCHEMA, ALL, new PushCommit(commitId, List.of(ops)));
     }
 
     private static PushCommit.Operation upsert(String id, String project, String title) {
@@ -166,9 +166,9 @@ class ValidationPushTest {
     void validatorRunsAfterScopeAuthorization() {
         AtomicInteger calls = new AtomicInteger();
         rowRule((op, ctx) -> calls.incrementAndGet());
-        PushProcessor.Outcome o = push.apply(new PushProcessor.RequestScope(new Identity("actor-1", partition),
+        PushProcessor.Outcome o = Pushes.one(push, new PushProcessor.RequestScope(new Identity("actor-1", partition),
                 "client-1", 2), SCHEMA, Map.of("project_id", List.of("p1")),
-                new PushCommit("c1", List.of(upsert("a", "p9", "x"))), tx -> { });
+                new PushCommit("c1", List.of(upsert("a", "p9", "x"))));
         assertEquals(ErrorCode.SYNC_FORBIDDEN.wire(), onlyError(o).code());
         assertEquals(0, calls.get(), "a validator never sees a row the actor may not write (§6.7)");
     }

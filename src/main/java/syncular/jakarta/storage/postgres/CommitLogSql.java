@@ -26,10 +26,11 @@ final class CommitLogSql {
     static final String LOCK_PARTITION_INSERT =
             "INSERT INTO sync_partitions(partition, max_commit_seq) VALUES (?, 0) ON CONFLICT (partition) DO NOTHING";
     static final String LOCK_PARTITION_SELECT =
-            "SELECT max_commit_seq FROM sync_partitions WHERE partition = ? FOR UPDATE";
+            "SELECT max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = ? FOR UPDATE";
     static final String PUSH_SAVEPOINT = "SAVEPOINT syncular_push_candidate";
     static final String LOCK_PARTITION = LOCK_PARTITION_INSERT + ";\n" + LOCK_PARTITION_SELECT;
     static final String LOCK_PARTITION_FOR_PUSH = LOCK_PARTITION + ";\n" + PUSH_SAVEPOINT;
+    static final String RELEASE_PUSH_SAVEPOINT = "RELEASE SAVEPOINT syncular_push_candidate";
     /** Back to the push savepoint, keeping it (a later rejection rolls back to it again). */
     static final String ROLLBACK_TO_SAVEPOINT_KEEP = "ROLLBACK TO SAVEPOINT syncular_push_candidate";
     static final String ROLLBACK_TO_PUSH_SAVEPOINT =
@@ -114,6 +115,13 @@ final class CommitLogSql {
     static final String PUT_PUSH_RESULT = """
             INSERT INTO sync_push_results(partition, client_id, client_commit_id, result) VALUES (?, ?, ?, ?::jsonb)
             ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING""";
+
+    /** The stored results of a push group's commits: params partition, clientIds[], clientCommitIds[] (pairs). */
+    static final String GET_PUSH_RESULTS_OF = """
+            SELECT r.client_id, r.client_commit_id, r.result::text
+              FROM unnest(?::text[], ?::text[]) AS k(client_id, client_commit_id)
+              JOIN sync_push_results r ON r.partition = ? AND r.client_id = k.client_id
+                                      AND r.client_commit_id = k.client_commit_id""";
 
     static final String GET_PUSH_RESULT =
             "SELECT result::text FROM sync_push_results WHERE partition = ? AND client_id = ? AND client_commit_id = ?";

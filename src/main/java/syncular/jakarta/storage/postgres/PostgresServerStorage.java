@@ -32,6 +32,7 @@ import syncular.jakarta.storage.SourceCoverage;
 import syncular.jakarta.storage.SqlWork;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCheckpoint;
@@ -71,8 +72,11 @@ public final class PostgresServerStorage implements ServerStorage {
      * @param clock      milliseconds, for the times a migration stamps on installed checkpoints
      */
     public PostgresServerStorage(DataSource dataSource, TransactionRunner runner, LongSupplier clock) {
-        this(dataSource, runner, clock, DEFAULT_LOCK_TIMEOUT_MS);
+        this(dataSource, runner, clock, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_TOUCH_INTERVAL_MS);
     }
+
+    /** The default of {@code syncular.limits.partition-touch-interval-ms}. */
+    public static final long DEFAULT_TOUCH_INTERVAL_MS = 1_000;
 
     /** The default of {@code syncular.limits.lock-timeout-ms}. */
     public static final long DEFAULT_LOCK_TIMEOUT_MS = 5_000;
@@ -81,10 +85,14 @@ public final class PostgresServerStorage implements ServerStorage {
      * @param lockTimeoutMs how long a push transaction waits for its partition lock before it fails with
      *                      {@link syncular.jakarta.storage.StorageErrorCode#LOCK_NOT_AVAILABLE} (issue 13: a waiting
      *                      push holds a pooled connection, so the wait must end)
+     * @param touchIntervalMs how stale a partition's registry activity time may get before a request rewrites it
+     *                      (0: every request does, as the reference)
      */
     public PostgresServerStorage(DataSource dataSource, TransactionRunner runner, LongSupplier clock,
-                                 long lockTimeoutMs) {
+                                 long lockTimeoutMs, long touchIntervalMs) {
         if (lockTimeoutMs < 1) throw new IllegalArgumentException("lockTimeoutMs must be at least 1");
+        if (touchIntervalMs < 0) throw new IllegalArgumentException("touchIntervalMs must be 0 or more");
+        this.touchIntervalMs = touchIntervalMs;
         this.dataSource = dataSource;
         this.runner = runner;
         this.installer = new SchemaInstaller(dataSource, runner, clock);
@@ -93,6 +101,7 @@ public final class PostgresServerStorage implements ServerStorage {
 
     /** The push lock with this storage's lock timeout in front of it: still one round trip. */
     final String lockForPushSql;
+    private final long touchIntervalMs;
 
     // ------------------------------------------------------------------ schema
 
@@ -131,10 +140,21 @@ public final class PostgresServerStorage implements ServerStorage {
      * fenced every partition it knew; one first seen later must not be open to an old writer). {@code xmax = 0}
      * marks the row this statement inserted rather than updated. Without such a migration nothing is fenced
      * (pre-RFC behaviour).
+     *
+     * <p>The activity time is written only when it is older than the touch interval (or ahead of the clock): every
+     * request of a partition touches the same row, and writing it each time made that row a hot spot every request
+     * queued on (issue 14). A fresh row is only read; the insert of an absent or stale one is {@code ON CONFLICT}
+     * safe against a concurrent first touch. Params: see {@link #bindTouch}.
      */
     static final String TOUCH_PARTITION = """
-            WITH touched AS (
-              INSERT INTO sync_partition_registry(partition, log_epoch, last_authenticated_at_ms) VALUES (?, ?, ?)
+            WITH current AS (
+              SELECT log_epoch, epoch_required, last_authenticated_at_ms FROM sync_partition_registry
+               WHERE partition = ?
+            ), touched AS (
+              INSERT INTO sync_partition_registry(partition, log_epoch, last_authenticated_at_ms)
+              SELECT ?, ?, ?
+               WHERE NOT EXISTS (SELECT 1 FROM current
+                                  WHERE last_authenticated_at_ms <= ? AND last_authenticated_at_ms > ? - ?)
               ON CONFLICT (partition) DO UPDATE SET last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms
               RETURNING partition, log_epoch, epoch_required, last_authenticated_at_ms, (xmax = 0) AS inserted
             ), fenced AS (
@@ -146,7 +166,34 @@ public final class PostgresServerStorage implements ServerStorage {
                 SET required_writer_version = GREATEST(sync_writer_fence.required_writer_version,
                                                        EXCLUDED.required_writer_version)
             )
-            SELECT log_epoch, epoch_required, last_authenticated_at_ms FROM touched""";
+            SELECT log_epoch, epoch_required, last_authenticated_at_ms FROM touched
+            UNION ALL
+            SELECT log_epoch, epoch_required, last_authenticated_at_ms FROM current
+             WHERE NOT EXISTS (SELECT 1 FROM touched)""";
+
+    /** Binds {@link #TOUCH_PARTITION} from {@code i}; returns the next index. */
+    int bindTouch(PreparedStatement ps, int i, String partition, long authenticatedAtMs, String initialLogEpoch)
+            throws SQLException {
+        if (initialLogEpoch.isEmpty()) throw new IllegalArgumentException("initial log epoch must be non-empty");
+        ps.setString(i++, partition);
+        ps.setString(i++, partition);
+        ps.setString(i++, initialLogEpoch);
+        ps.setLong(i++, authenticatedAtMs);
+        ps.setLong(i++, authenticatedAtMs);
+        ps.setLong(i++, authenticatedAtMs);
+        ps.setLong(i++, touchIntervalMs);
+        int running = writerVersion();
+        ps.setInt(i++, running);
+        ps.setInt(i++, running);
+        ps.setInt(i++, running);
+        return i;
+    }
+
+    static PartitionRegistryEntry registryFrom(String partition, ResultSet rs) throws SQLException {
+        rs.next();
+        return new PartitionRegistryEntry(partition, rs.getString(1), rs.getBoolean(2), rs.getLong(3));
+    }
+
     static final String ROTATE_EPOCH = """
             INSERT INTO sync_partition_registry(partition, log_epoch, epoch_required, last_authenticated_at_ms)
             VALUES (?, ?, TRUE, ?)
@@ -156,19 +203,11 @@ public final class PostgresServerStorage implements ServerStorage {
 
     @Override
     public PartitionRegistryEntry touchPartition(String partition, long authenticatedAtMs, String initialLogEpoch) {
-        if (initialLogEpoch.isEmpty()) throw new IllegalArgumentException("initial log epoch must be non-empty");
         return read(c -> {
             try (PreparedStatement ps = c.prepareStatement(TOUCH_PARTITION)) {
-                ps.setString(1, partition);
-                ps.setString(2, initialLogEpoch);
-                ps.setLong(3, authenticatedAtMs);
-                int running = writerVersion();
-                ps.setInt(4, running);
-                ps.setInt(5, running);
-                ps.setInt(6, running);
+                bindTouch(ps, 1, partition, authenticatedAtMs, initialLogEpoch);
                 try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return new PartitionRegistryEntry(partition, rs.getString(1), rs.getBoolean(2), rs.getLong(3));
+                    return registryFrom(partition, rs);
                 }
             }
         });
@@ -225,6 +264,11 @@ public final class PostgresServerStorage implements ServerStorage {
      * transaction sends (it rides in that statement's round trip); PostgreSQL refuses it loudly if the caller already
      * ran a statement in this transaction, which would make the level unknowable.
      */
+    @Override
+    public StorageSession openSession(String partition) {
+        return new PostgresSession(this, dataSource, partition);
+    }
+
     @Override
     public StorageTransaction begin(Connection connection, String partition) {
         return new PostgresTransaction(this, connection, partition, installed.version);
@@ -353,77 +397,84 @@ public final class PostgresServerStorage implements ServerStorage {
 
     @Override
     public CommitWindow readCommitWindow(String partition, CommitWindowQuery query) {
+        return read(c -> readCommitWindowOn(c, partition, query));
+    }
+
+    /**
+     * The commit-window pages of {@link #readCommitWindow} on {@code c}. The page statement is planned for its
+     * parameters on every call ({@link CommitLogSql#COMMIT_WINDOW_PAGE_THEN_HORIZON}).
+     */
+    static CommitWindow readCommitWindowOn(Connection c, String partition, CommitWindowQuery query)
+            throws SQLException {
         if (query.scopes().isEmpty()) throw new StorageException(StorageErrorCode.SCAN_REQUIRES_SCOPE);
         Map.Entry<String, List<String>> first = query.scopes().values().entrySet().iterator().next();
         if (first.getValue().isEmpty()) return new CommitWindow(List.of(), -1);
-        return read(c -> {
-            List<StoredCommit> commits = new ArrayList<>();
-            long afterSeq = query.afterSeq();
-            long horizon = 0;
-            int delivered = 0;
-            int batch = Math.max(64, query.limitChanges());
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.COMMIT_WINDOW_PAGE_THEN_HORIZON)) {
-                while (delivered < query.limitChanges()) {
-                    int i = 1;
-                    ps.setString(i++, partition);
-                    ps.setString(i++, query.table());
-                    ps.setString(i++, first.getKey());
-                    ps.setArray(i++, c.createArrayOf("text", first.getValue().toArray()));
-                    ps.setLong(i++, afterSeq);
-                    ps.setLong(i++, query.throughSeq());
-                    ps.setInt(i++, batch);
-                    ps.setString(i++, partition);
-                    ps.setString(i++, partition);
-                    ps.setString(i++, query.table());
-                    ps.setString(i++, partition);
-                    int candidates = 0;
-                    boolean full = false;
-                    if (!ps.execute()) throw new SQLException("the commit window read returned no rows");
-                    try (ResultSet rs = ps.getResultSet()) {
-                        long current = -1;
-                        String actor = null;
-                        long createdAt = 0;
-                        List<StoredChange> changes = new ArrayList<>();
-                        while (rs.next()) {
-                            long seq = rs.getLong(1);
-                            if (seq != current) {
-                                if (current >= 0 && actor != null && !changes.isEmpty()) {
-                                    commits.add(new StoredCommit(current, createdAt, actor, changes));
-                                    delivered += changes.size();
-                                    if (delivered >= query.limitChanges()) {
-                                        full = true;
-                                        break;
-                                    }
+        List<StoredCommit> commits = new ArrayList<>();
+        long afterSeq = query.afterSeq();
+        long horizon = 0;
+        int delivered = 0;
+        int batch = Math.max(64, query.limitChanges());
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.COMMIT_WINDOW_PAGE_THEN_HORIZON)) {
+            while (delivered < query.limitChanges()) {
+                int i = 1;
+                ps.setString(i++, partition);
+                ps.setString(i++, query.table());
+                ps.setString(i++, first.getKey());
+                ps.setArray(i++, c.createArrayOf("text", first.getValue().toArray()));
+                ps.setLong(i++, afterSeq);
+                ps.setLong(i++, query.throughSeq());
+                ps.setInt(i++, batch);
+                ps.setString(i++, partition);
+                ps.setString(i++, partition);
+                ps.setString(i++, query.table());
+                ps.setString(i++, partition);
+                int candidates = 0;
+                boolean full = false;
+                if (!ps.execute()) throw new SQLException("the commit window read returned no rows");
+                try (ResultSet rs = ps.getResultSet()) {
+                    long current = -1;
+                    String actor = null;
+                    long createdAt = 0;
+                    List<StoredChange> changes = new ArrayList<>();
+                    while (rs.next()) {
+                        long seq = rs.getLong(1);
+                        if (seq != current) {
+                            if (current >= 0 && actor != null && !changes.isEmpty()) {
+                                commits.add(new StoredCommit(current, createdAt, actor, changes));
+                                delivered += changes.size();
+                                if (delivered >= query.limitChanges()) {
+                                    full = true;
+                                    break;
                                 }
-                                // every candidate advances the cursor, vanished commits included (LEFT JOIN)
-                                candidates++;
-                                current = seq;
-                                afterSeq = seq;
-                                actor = rs.getString(2);
-                                createdAt = rs.getLong(3);
-                                changes = new ArrayList<>();
                             }
-                            String tbl = rs.getString(4);
-                            if (tbl == null) continue;
-                            StoredChange ch = change(rs, tbl);
-                            if (query.scopes().matches(ch.scopes())) changes.add(ch);
+                            // every candidate advances the cursor, vanished commits included (LEFT JOIN)
+                            candidates++;
+                            current = seq;
+                            afterSeq = seq;
+                            actor = rs.getString(2);
+                            createdAt = rs.getLong(3);
+                            changes = new ArrayList<>();
                         }
-                        if (!full && current >= 0 && actor != null && !changes.isEmpty()) {
-                            commits.add(new StoredCommit(current, createdAt, actor, changes));
-                            delivered += changes.size();
-                            full = delivered >= query.limitChanges();
-                        }
+                        String tbl = rs.getString(4);
+                        if (tbl == null) continue;
+                        StoredChange ch = change(rs, tbl);
+                        if (query.scopes().matches(ch.scopes())) changes.add(ch);
                     }
-                    if (ps.getMoreResults()) {
-                        try (ResultSet rs = ps.getResultSet()) {
-                            if (rs.next()) horizon = Math.max(horizon, rs.getLong(1));
-                        }
+                    if (!full && current >= 0 && actor != null && !changes.isEmpty()) {
+                        commits.add(new StoredCommit(current, createdAt, actor, changes));
+                        delivered += changes.size();
+                        full = delivered >= query.limitChanges();
                     }
-                    if (full || candidates < batch) break;
                 }
+                if (ps.getMoreResults()) {
+                    try (ResultSet rs = ps.getResultSet()) {
+                        if (rs.next()) horizon = Math.max(horizon, rs.getLong(1));
+                    }
+                }
+                if (full || candidates < batch) break;
             }
-            return new CommitWindow(commits, horizon);
-        });
+        }
+        return new CommitWindow(commits, horizon);
     }
 
     private static StoredChange change(ResultSet rs, String tbl) throws SQLException {
@@ -524,36 +575,49 @@ public final class PostgresServerStorage implements ServerStorage {
     @Override
     public Optional<ClientRecord> getClientRecord(String partition, String clientId) {
         return read(c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT client_id, actor_id, wire_version, cursor, "
-                    + "updated_at_ms, subscriptions::text FROM sync_clients WHERE partition = ? AND client_id = ?")) {
+            try (PreparedStatement ps = c.prepareStatement(GET_CLIENT_RECORD)) {
                 ps.setString(1, partition);
                 ps.setString(2, clientId);
                 try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) return Optional.empty();
-                    return Optional.of(new ClientRecord(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4),
-                            rs.getLong(5), StoredJson.parseSubscriptions(rs.getString(6))));
+                    return clientRecordFrom(rs);
                 }
             }
         });
     }
 
+    static final String GET_CLIENT_RECORD = "SELECT client_id, actor_id, wire_version, cursor, updated_at_ms, "
+            + "subscriptions::text FROM sync_clients WHERE partition = ? AND client_id = ?";
+
+    static Optional<ClientRecord> clientRecordFrom(ResultSet rs) throws SQLException {
+        if (!rs.next()) return Optional.empty();
+        return Optional.of(new ClientRecord(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4),
+                rs.getLong(5), StoredJson.parseSubscriptions(rs.getString(6))));
+    }
+
+    static final String PUT_CLIENT_RECORD = """
+            INSERT INTO sync_clients(partition, client_id, actor_id, wire_version, cursor, subscriptions,
+                                     updated_at_ms)
+            VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)
+            ON CONFLICT (partition, client_id) DO UPDATE
+              SET actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
+                  subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms""";
+
+    static int bindClientRecord(PreparedStatement ps, int i, String partition, ClientRecord r) throws SQLException {
+        ps.setString(i++, partition);
+        ps.setString(i++, r.clientId());
+        ps.setString(i++, r.actorId());
+        ps.setInt(i++, r.wireVersion());
+        ps.setLong(i++, r.cursor());
+        ps.setString(i++, StoredJson.subscriptions(r.subscriptions()));
+        ps.setLong(i++, r.updatedAtMs());
+        return i;
+    }
+
     @Override
     public void putClientRecord(String partition, ClientRecord r) {
         read(c -> {
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO sync_clients(partition, client_id, actor_id, wire_version, cursor, subscriptions,
-                                             updated_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)
-                    ON CONFLICT (partition, client_id) DO UPDATE
-                      SET actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
-                          subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms""")) {
-                ps.setString(1, partition);
-                ps.setString(2, r.clientId());
-                ps.setString(3, r.actorId());
-                ps.setInt(4, r.wireVersion());
-                ps.setLong(5, r.cursor());
-                ps.setString(6, StoredJson.subscriptions(r.subscriptions()));
-                ps.setLong(7, r.updatedAtMs());
+            try (PreparedStatement ps = c.prepareStatement(PUT_CLIENT_RECORD)) {
+                bindClientRecord(ps, 1, partition, r);
                 ps.executeUpdate();
             }
             return null;

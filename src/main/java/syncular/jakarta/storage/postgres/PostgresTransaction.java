@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import syncular.jakarta.storage.NewCommit;
+import syncular.jakarta.storage.PushKey;
 import syncular.jakarta.storage.PushPreamble;
 import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowScanQuery;
@@ -43,7 +44,12 @@ final class PostgresTransaction implements StorageTransaction {
     /** The schema version this transaction writes; stamped on every appended commit for the fence trigger. */
     private final int writerVersion;
     private boolean isolationPending = true;
-    private boolean pushSavepoint;
+    /** The partition lock is held (the savepoint state below is only kept under it). */
+    private boolean locked;
+    /** The push savepoint exists. */
+    private boolean savepoint;
+    /** The savepoint marks the start of the current candidate commit (else it is taken before its first write). */
+    private boolean candidateSaved;
 
     @FunctionalInterface
     private interface Binder {
@@ -71,8 +77,7 @@ final class PostgresTransaction implements StorageTransaction {
      * the transaction's first statement. {@code visitor} sees {@code sql}'s result sets in order.
      */
     private void run(String sql, Binder binder, ResultVisitor visitor) {
-        String text = isolationPending ? CommitLogSql.SET_READ_COMMITTED + ";\n" + sql : sql;
-        isolationPending = false;
+        String text = prefix() + sql;
         try (PreparedStatement ps = c.prepareStatement(text)) {
             if (binder != null) binder.bind(ps, 1);
             int seen = -1;
@@ -94,6 +99,31 @@ final class PostgresTransaction implements StorageTransaction {
 
     private static final ResultVisitor IGNORE = (i, rs) -> { };
 
+    /** The isolation level before a transaction's first statement. */
+    private String prefix() {
+        if (!isolationPending) return "";
+        isolationPending = false;
+        return CommitLogSql.SET_READ_COMMITTED + ";\n";
+    }
+
+    /**
+     * Before a candidate commit's first write: the savepoint its rejection rolls back to, replacing the previous
+     * candidate's (kept, so only one savepoint ever exists). Rides in the write's round trip.
+     */
+    private String candidate() {
+        if (!locked || candidateSaved) return "";
+        String sql = (savepoint ? CommitLogSql.RELEASE_PUSH_SAVEPOINT + ";\n" : "") + CommitLogSql.PUSH_SAVEPOINT
+                + ";\n";
+        savepoint = true;
+        candidateSaved = true;
+        return sql;
+    }
+
+    /** A write of the current candidate: its savepoint first when it has none yet. */
+    private void write(String sql, Binder binder, ResultVisitor visitor) {
+        run(candidate() + sql, binder, visitor);
+    }
+
     // ------------------------------------------------------------ lock
 
     @Override
@@ -103,43 +133,74 @@ final class PostgresTransaction implements StorageTransaction {
             ps.setString(i++, partition);
             return i;
         }, IGNORE);
-        pushSavepoint = true;
+        locked();
+    }
+
+    private void locked() {
+        locked = true;
+        savepoint = true;
+        candidateSaved = true;
     }
 
     @Override
-    public PushPreamble lockForPush(int runningSchemaVersion, String clientId, String clientCommitId,
+    public void nextCandidate() {
+        if (!locked) throw new IllegalStateException("nextCandidate requires lockForPush() first");
+        candidateSaved = false;
+    }
+
+    @Override
+    public PushPreamble lockForPush(int runningSchemaVersion, Collection<PushKey> commits,
                                     Collection<RowKey> prefetch) {
         Map<String, List<String>> idsByTable = new LinkedHashMap<>();
-        for (RowKey k : prefetch) idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
+        for (RowKey k : new LinkedHashSet<>(prefetch)) {
+            idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
+        }
         List<RowTable> tables = new ArrayList<>();
         StringBuilder sql = new StringBuilder(storage.lockForPushSql).append(";\n")
-                .append(CommitLogSql.READ_SERVE_GATE).append(";\n").append(CommitLogSql.GET_PUSH_RESULT);
+                .append(CommitLogSql.READ_SERVE_GATE).append(";\n").append(CommitLogSql.GET_PUSH_RESULTS_OF);
         for (String table : idsByTable.keySet()) {
             RowTable t = storage.table(table);
             tables.add(t);
             sql.append(";\n").append(t.selectRowsSql);
         }
+        String[] clientIds = commits.stream().map(PushKey::clientId).toArray(String[]::new);
+        String[] commitIds = commits.stream().map(PushKey::clientCommitId).toArray(String[]::new);
         ServeGate[] gate = new ServeGate[1];
-        @SuppressWarnings("unchecked")
-        Optional<StoredPushResult>[] existing = new Optional[] {Optional.empty()};
+        long[] head = new long[2];
+        Map<PushKey, StoredPushResult> existing = new HashMap<>();
+        Set<PushKey> unreadable = new java.util.HashSet<>();
         Map<RowKey, StoredRow> rows = new HashMap<>();
         run(sql.toString(), (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             ps.setInt(i++, runningSchemaVersion);
+            ps.setArray(i++, c.createArrayOf("text", clientIds));
+            ps.setArray(i++, c.createArrayOf("text", commitIds));
             ps.setString(i++, partition);
-            ps.setString(i++, clientId);
-            ps.setString(i++, clientCommitId);
             for (RowTable t : tables) {
                 ps.setString(i++, partition);
                 ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
             }
             return i;
         }, (index, rs) -> {
-            // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored result, 3.. = rows per table
+            // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored results, 3.. = rows per table
+            if (index == 0 && rs.next()) {
+                head[0] = rs.getLong(1);
+                head[1] = rs.getLong(2);
+            }
             if (index == 1) gate[0] = PostgresServerStorage.serveGateFrom(rs);
-            if (index == 2 && rs.next()) existing[0] = Optional.of(StoredJson.parsePushResult(rs.getString(1)));
+            if (index == 2) {
+                while (rs.next()) {
+                    PushKey key = new PushKey(rs.getString(1), rs.getString(2));
+                    try {
+                        existing.put(key, StoredJson.parsePushResult(rs.getString(3)));
+                    } catch (StorageException e) {
+                        if (e.code() != StorageErrorCode.IDEMPOTENCY_CACHE_MISS) throw e;
+                        unreadable.add(key);
+                    }
+                }
+            }
             if (index >= 3) {
                 String table = tables.get(index - 3).schema.name();
                 while (rs.next()) {
@@ -148,8 +209,8 @@ final class PostgresTransaction implements StorageTransaction {
                 }
             }
         });
-        pushSavepoint = true;
-        return new PushPreamble(gate[0], existing[0], rows);
+        locked();
+        return new PushPreamble(gate[0], existing, unreadable, rows, head[0], head[1]);
     }
 
     // ------------------------------------------------------------ reads
@@ -217,8 +278,7 @@ final class PostgresTransaction implements StorageTransaction {
     public void upsertRow(String table, StoredRow row, int opIndex) {
         RowTable t = storage.table(table);
         String scopesJson = StoredJson.scopes(row.scopes());
-        String text = isolationPending ? CommitLogSql.SET_READ_COMMITTED + ";\n" + t.upsertSql : t.upsertSql;
-        isolationPending = false;
+        String text = prefix() + candidate() + t.upsertSql;
         try (PreparedStatement ps = c.prepareStatement(text)) {
             t.bindUpsert(ps, 1, partition, row.rowId(), row.serverVersion(), scopesJson, row.scopes(), row.payload());
             ps.execute();
@@ -230,7 +290,7 @@ final class PostgresTransaction implements StorageTransaction {
     @Override
     public void deleteRow(String table, String rowId) {
         RowTable t = storage.table(table);
-        run(t.deleteSql, (ps, i) -> t.bindDelete(ps, i, partition, rowId), IGNORE);
+        write(t.deleteSql, (ps, i) -> t.bindDelete(ps, i, partition, rowId), IGNORE);
     }
 
     @Override
@@ -248,7 +308,7 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public long applyCommit(List<RowWrite> writes, NewCommit commit, StoredPushResult applied) {
-        if (!pushSavepoint) throw new IllegalStateException("applyCommit requires lockPartitionForPush() first");
+        if (!locked) throw new IllegalStateException("applyCommit requires lockForPush() first");
         if (applied.status() != StoredPushResult.Status.APPLIED) {
             throw new IllegalArgumentException("applyCommit stores an applied result");
         }
@@ -336,7 +396,7 @@ final class PostgresTransaction implements StorageTransaction {
         StringBuilder sql = new StringBuilder();
         for (Statement st : before) sql.append(st.sql).append(";\n");
         sql.append(applied == null ? CommitLogSql.APPEND_COMMIT : CommitLogSql.APPEND_COMMIT_WITH_RESULT);
-        run(sql.toString(), (ps, i) -> {
+        write(sql.toString(), (ps, i) -> {
             for (Statement st : before) i = st.binder.bind(ps, i);
             ps.setString(i++, partition);
             ps.setString(i++, partition);
@@ -376,7 +436,7 @@ final class PostgresTransaction implements StorageTransaction {
     @Override
     public void putPushResult(String clientId, String clientCommitId, StoredPushResult result) {
         String json = StoredJson.pushResult(result);
-        run(CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
+        write(CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, clientId);
             ps.setString(i++, clientCommitId);
@@ -387,19 +447,22 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public void rejectPush(String clientId, String clientCommitId, StoredPushResult rejected) {
-        if (!pushSavepoint) throw new IllegalStateException("a push rejection requires lockPartitionForPush() first");
+        if (!locked) throw new IllegalStateException("a push rejection requires lockForPush() first");
         if (rejected.status() != StoredPushResult.Status.REJECTED) {
             throw new IllegalArgumentException("rejectPush stores a rejected result");
         }
         String json = StoredJson.pushResult(rejected);
-        run(CommitLogSql.ROLLBACK_TO_PUSH_SAVEPOINT + ";\n" + CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
+        // a candidate that wrote nothing yet has nothing to roll back: its savepoint was never taken
+        String undo = candidateSaved ? CommitLogSql.ROLLBACK_TO_PUSH_SAVEPOINT + ";\n" : "";
+        run(undo + CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, clientId);
             ps.setString(i++, clientCommitId);
             ps.setString(i++, json);
             return i;
         }, IGNORE);
-        pushSavepoint = false;
+        if (candidateSaved) savepoint = false;
+        candidateSaved = true;   // the rejected candidate is complete; the next one starts with nextCandidate()
     }
 
     @Override

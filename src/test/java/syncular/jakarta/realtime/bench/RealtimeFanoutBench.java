@@ -1,5 +1,6 @@
 package syncular.jakarta.realtime.bench;
 
+import syncular.jakarta.sync.Validation;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -72,7 +73,7 @@ public final class RealtimeFanoutBench {
             storage.ensureSchema(SCHEMA, List.of());
             SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of, ALL, CLOCK,
                     new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 60_000, 1000,
-            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS), null);
+            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS), null, Validation.NONE);
             PostgresCommitFeed feed = new PostgresCommitFeed(db::rawConnection, db, 200, 1_000);
             RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, ALL, CLOCK, 1 << 20);
             RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, RealtimeSettings.DEFAULTS);

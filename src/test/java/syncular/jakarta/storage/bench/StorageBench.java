@@ -1,5 +1,6 @@
 package syncular.jakarta.storage.bench;
 
+import syncular.jakarta.storage.PushKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -112,13 +113,13 @@ public final class StorageBench {
                         StoredRow row = TestSchemas.taskRow(SCHEMA, id, "p" + (i % 10), 1);
                         if (form == Form.BATCHED) {
                             storage.inTransaction(p, tx -> {
-                                tx.lockForPush(1, "client-" + writer, id, List.of(new RowKey("tasks", id)));
+                                tx.lockForPush(1, List.of(new PushKey("client-" + writer, id)), List.of(new RowKey("tasks", id)));
                                 return tx.applyCommit(List.of(new RowWrite.Upsert("tasks", row, 0)),
                                         TestSchemas.upsertCommit(id, row), StoredPushResult.applied(0, List.of()));
                             });
                         } else if (form == Form.SHORT) {
                             storage.inTransaction(p, tx -> {
-                                tx.lockForPush(1, "client-" + writer, id);
+                                tx.lockForPush(1, List.of(new PushKey("client-" + writer, id)), List.of());
                                 tx.getRow("tasks", id);
                                 tx.upsertRow("tasks", row, 0);
                                 return tx.appendCommit(TestSchemas.upsertCommit(id, row),

@@ -1,5 +1,6 @@
 package syncular.jakarta.storage.postgres;
 
+import syncular.jakarta.storage.PushKey;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -53,7 +54,7 @@ class PostgresConcurrencyTest {
     /** The batched form: lock with prefetch, then writes, append and result in one round trip. */
     private long pushBatched(String p, String commitId, StoredRow row) {
         return storage.inTransaction(p, tx -> {
-            tx.lockForPush(1, "client-1", commitId, List.of(new RowKey("tasks", row.rowId())));
+            tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of(new RowKey("tasks", row.rowId())));
             return tx.applyCommit(List.of(new RowWrite.Upsert("tasks", row, 0)),
                     TestSchemas.upsertCommit(commitId, row), StoredPushResult.applied(0, List.of()));
         });
@@ -161,7 +162,8 @@ class PostgresConcurrencyTest {
 
     @Test @Timeout(60) @Seed("issue 13: a push's wait for its partition lock is bounded")
     void aPushThatCannotGetThePartitionLockInTimeFailsLockNotAvailableAndKeepsNothing() throws Exception {
-        PostgresServerStorage bounded = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 0L, 200);
+        PostgresServerStorage bounded = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 0L, 200,
+                PostgresServerStorage.DEFAULT_TOUCH_INTERVAL_MS);
         bounded.ensureSchema(schema, List.of());
         String a = EmbeddedPostgresSupport.partition("timeout");
         pushOne(a, "t0", TestSchemas.taskRow(schema, "t0", "p1", 1));

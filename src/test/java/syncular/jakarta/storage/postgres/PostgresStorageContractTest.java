@@ -1,5 +1,6 @@
 package syncular.jakarta.storage.postgres;
 
+import syncular.jakarta.storage.PushKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -61,7 +62,7 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
             String p = partition("constraint");
             byte[] bad = TestSchemas.taskPayload(schema(), "b1", "p1", "bad", false);
             StoredPushResult rejected = s.inTransaction(p, tx -> {
-                tx.lockForPush(1, "client-1", "k1");
+                tx.lockForPush(1, List.of(new PushKey("client-1", "k1")), List.of());
                 tx.upsertRow("tasks", TestSchemas.taskRow(schema(), "ok", "p1", 1), 0);
                 StorageException e = assertThrows(StorageException.class, () -> tx.upsertRow("tasks",
                         new StoredRow("b1", 1, Map.of("project_id", "p1"), bad), 1));
@@ -99,7 +100,7 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                 }
                 String commitId = "k" + badAt;
                 s.inTransaction(p, tx -> {
-                    tx.lockForPush(1, "client-1", commitId);
+                    tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of());
                     StorageException e = assertThrows(StorageException.class, () -> tx.applyCommit(writes,
                             TestSchemas.upsertCommit(commitId, good), StoredPushResult.applied(0, List.of())));
                     assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());

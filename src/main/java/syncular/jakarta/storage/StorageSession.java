@@ -1,0 +1,43 @@
+package syncular.jakarta.storage;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One request's reads and single-statement writes on ONE pooled connection outside any transaction (autocommit),
+ * bound to one partition (issue 14: a round used to check out and validate a connection per statement). The
+ * connection is taken on first use and given back by {@link #release()} or {@link #close()}; a use after a release
+ * takes one again, so a request holds at most one connection at a time and none while it waits for its push group.
+ * Not thread-safe: one request.
+ */
+public interface StorageSession extends AutoCloseable {
+    String partition();
+
+    /**
+     * Everything a request reads before it validates, in one round trip: the registry touch (SPEC §2.1; the activity
+     * time is refreshed at most once per the storage's touch interval), the serve-gate token read after it, the
+     * client record, the stored results of {@code clientCommitIds} (the optimistic idempotency lookup, SPEC §2.3)
+     * and the partition's commit-log head and horizon.
+     */
+    RequestPreamble preamble(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
+                             String clientId, Collection<String> clientCommitIds);
+
+    /** {@link ServerStorage#readCommitWindow} on this session's connection. */
+    CommitWindow readCommitWindow(CommitWindowQuery query);
+
+    /** {@link ServerStorage#scanRows} on this session's connection. */
+    List<StoredRow> scanRows(RowScanQuery query);
+
+    /**
+     * The end of a request (read-verify-refuse): stores {@code record} when present, then reads the serve-gate token,
+     * in one round trip.
+     */
+    ServeGate recordClientThenReadGate(Optional<ClientRecord> record, int runningSchemaVersion);
+
+    /** Gives the connection back to the pool; the next use takes one again. */
+    void release();
+
+    @Override
+    default void close() { release(); }
+}

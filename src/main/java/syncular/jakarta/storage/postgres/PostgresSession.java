@@ -1,0 +1,181 @@
+package syncular.jakarta.storage.postgres;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import javax.sql.DataSource;
+import syncular.jakarta.storage.ClientRecord;
+import syncular.jakarta.storage.CommitWindow;
+import syncular.jakarta.storage.CommitWindowQuery;
+import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.RequestPreamble;
+import syncular.jakarta.storage.RowScanQuery;
+import syncular.jakarta.storage.ServeGate;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageSession;
+import syncular.jakarta.storage.StoredPushResult;
+import syncular.jakarta.storage.StoredRow;
+
+/**
+ * {@link StorageSession} on one connection of the DataSource, in autocommit. pgjdbc sends a multi-statement text as
+ * one pipelined round trip, which PostgreSQL runs as one implicit transaction: the preamble's reads see its touch.
+ *
+ * <p>The pool validates a connection at most once per interval, not per checkout (issue 14), so a connection the
+ * database has killed since (a restart, a fail-over, {@code pg_terminate_backend}) can be handed out: a round trip
+ * that fails with the connection lost is retried on a fresh connection, a bounded number of times. Every statement
+ * of a session is a read or an idempotent upsert, so a retry after a statement that did reach the database writes
+ * nothing twice.
+ */
+final class PostgresSession implements StorageSession {
+    /** Fresh connections tried after a lost one; a pool of dead connections is evicted one failure at a time. */
+    static final int CONNECTION_RETRIES = 4;
+
+    static final String PARTITION_HEAD =
+            "SELECT max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = ?";
+    static final String GET_PUSH_RESULTS = "SELECT client_commit_id, result::text FROM sync_push_results "
+            + "WHERE partition = ? AND client_id = ? AND client_commit_id = ANY(?::text[])";
+    static final String PREAMBLE = PostgresServerStorage.TOUCH_PARTITION + ";\n" + CommitLogSql.READ_SERVE_GATE
+            + ";\n" + PostgresServerStorage.GET_CLIENT_RECORD + ";\n" + GET_PUSH_RESULTS + ";\n" + PARTITION_HEAD;
+    static final String RECORD_THEN_GATE = PostgresServerStorage.PUT_CLIENT_RECORD + ";\n"
+            + CommitLogSql.READ_SERVE_GATE;
+
+    private final PostgresServerStorage storage;
+    private final DataSource dataSource;
+    private final String partition;
+    private Connection connection;
+
+    PostgresSession(PostgresServerStorage storage, DataSource dataSource, String partition) {
+        this.storage = storage;
+        this.dataSource = dataSource;
+        this.partition = partition;
+    }
+
+    @Override
+    public String partition() { return partition; }
+
+    @Override
+    public RequestPreamble preamble(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
+                                    String clientId, Collection<String> clientCommitIds) {
+        return on(c -> {
+            try (PreparedStatement ps = c.prepareStatement(PREAMBLE)) {
+                int i = storage.bindTouch(ps, 1, partition, authenticatedAtMs, initialLogEpoch);
+                ps.setString(i++, partition);
+                ps.setInt(i++, runningSchemaVersion);
+                ps.setString(i++, partition);
+                ps.setString(i++, clientId);
+                ps.setString(i++, partition);
+                ps.setString(i++, clientId);
+                ps.setArray(i++, c.createArrayOf("text", clientCommitIds.toArray()));
+                ps.setString(i++, partition);
+                PartitionRegistryEntry registry = null;
+                ServeGate gate = null;
+                Optional<ClientRecord> record = Optional.empty();
+                Map<String, StoredPushResult> stored = new HashMap<>();
+                Set<String> unreadable = new HashSet<>();
+                long maxSeq = 0;
+                long horizon = 0;
+                int index = 0;
+                for (boolean isSet = ps.execute(); ; isSet = ps.getMoreResults()) {
+                    if (!isSet) {
+                        if (ps.getUpdateCount() == -1) break;
+                        continue;
+                    }
+                    try (ResultSet rs = ps.getResultSet()) {
+                        switch (index++) {
+                            case 0 -> registry = PostgresServerStorage.registryFrom(partition, rs);
+                            case 1 -> gate = PostgresServerStorage.serveGateFrom(rs);
+                            case 2 -> record = PostgresServerStorage.clientRecordFrom(rs);
+                            case 3 -> {
+                                while (rs.next()) {
+                                    String id = rs.getString(1);
+                                    try {
+                                        stored.put(id, StoredJson.parsePushResult(rs.getString(2)));
+                                    } catch (StorageException e) {
+                                        if (e.code() != StorageErrorCode.IDEMPOTENCY_CACHE_MISS) throw e;
+                                        unreadable.add(id);
+                                    }
+                                }
+                            }
+                            default -> {
+                                if (rs.next()) {
+                                    maxSeq = rs.getLong(1);
+                                    horizon = rs.getLong(2);
+                                }
+                            }
+                        }
+                    }
+                }
+                return new RequestPreamble(registry, gate, record, stored, unreadable, maxSeq, horizon);
+            }
+        });
+    }
+
+    @Override
+    public CommitWindow readCommitWindow(CommitWindowQuery query) {
+        return on(c -> PostgresServerStorage.readCommitWindowOn(c, partition, query));
+    }
+
+    @Override
+    public List<StoredRow> scanRows(RowScanQuery query) {
+        RowTable t = storage.table(query.table());
+        return on(c -> PostgresServerStorage.scanRowsOn(c, t, partition, query));
+    }
+
+    @Override
+    public ServeGate recordClientThenReadGate(Optional<ClientRecord> record, int runningSchemaVersion) {
+        return on(c -> {
+            if (record.isEmpty()) return PostgresServerStorage.readServeGateOn(c, partition, runningSchemaVersion);
+            try (PreparedStatement ps = c.prepareStatement(RECORD_THEN_GATE)) {
+                int i = PostgresServerStorage.bindClientRecord(ps, 1, partition, record.get());
+                ps.setString(i++, partition);
+                ps.setInt(i++, runningSchemaVersion);
+                for (boolean isSet = ps.execute(); ; isSet = ps.getMoreResults()) {
+                    if (isSet) {
+                        try (ResultSet rs = ps.getResultSet()) {
+                            return PostgresServerStorage.serveGateFrom(rs);
+                        }
+                    }
+                    if (ps.getUpdateCount() == -1) throw new SQLException("the serve-gate read returned no rows");
+                }
+            }
+        });
+    }
+
+    @Override
+    public void release() {
+        Connection c = connection;
+        connection = null;
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (SQLException ignored) {
+            // the pool's business now; a broken connection is discarded by it
+        }
+    }
+
+    /** Runs {@code work} on the session's connection, taking one first if needed; see the class comment. */
+    private <T> T on(PostgresServerStorage.SqlRead<T> work) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                if (connection == null) connection = dataSource.getConnection();
+                return work.run(connection);
+            } catch (SQLException e) {
+                StorageException classified = PgErrors.classify(e);
+                if (classified.code() != StorageErrorCode.CONNECTION_LOST || attempt >= CONNECTION_RETRIES
+                        || connection == null) {
+                    throw classified;
+                }
+                release();
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package syncular.jakarta.sync;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
+import java.util.function.ToIntFunction;
+
+/**
+ * Group commit per partition (issue 14). Every push of a partition serializes on the partition lock, so pushes
+ * applied one transaction each spend most of their time queued for it, each paying the lock, its round trips and a
+ * COMMIT. Here a request that finds its partition idle leads: it applies its own work and everything that queued
+ * while it did so, as ONE group through {@code apply} (one transaction), and then hands the lead to the oldest
+ * request still queued. Everybody else waits, holding no connection, until a leader has applied its work.
+ *
+ * <p>A group takes whole requests in arrival order, up to {@code maxUnits} units of work (commits); a request
+ * larger than that goes alone. {@code apply} returns one result per item of its group, in order; if it throws, every
+ * item of the group gets the throwable. The partitions' queues are independent: partitions never wait for each
+ * other here (the database lock is per partition too).
+ */
+final class GroupCommit<I, R> {
+    private final int maxUnits;
+    private final ToIntFunction<I> units;
+    private final BiFunction<String, List<I>, List<R>> apply;
+    private final ConcurrentHashMap<String, Lane<I, R>> lanes = new ConcurrentHashMap<>();
+
+    GroupCommit(int maxUnits, ToIntFunction<I> units, BiFunction<String, List<I>, List<R>> apply) {
+        if (maxUnits < 1) throw new IllegalArgumentException("maxUnits must be at least 1");
+        this.maxUnits = maxUnits;
+        this.units = units;
+        this.apply = apply;
+    }
+
+    private static final class Waiter<I, R> {
+        final I item;
+        boolean lead;
+        boolean done;
+        R result;
+        RuntimeException failure;
+
+        Waiter(I item) { this.item = item; }
+    }
+
+    /** One partition's queue; {@code busy} while a leader applies a group. Guarded by its own monitor. */
+    private static final class Lane<I, R> {
+        final ArrayDeque<Waiter<I, R>> queue = new ArrayDeque<>();
+        boolean busy;
+    }
+
+    /** Applies {@code item} in a group of {@code partition}; returns its result or throws its group's failure. */
+    R submit(String partition, I item) {
+        Waiter<I, R> me = new Waiter<>(item);
+        Lane<I, R> lane = lanes.computeIfAbsent(partition, k -> new Lane<>());
+        List<Waiter<I, R>> group;
+        synchronized (lane) {
+            lane.queue.addLast(me);
+            if (!lane.busy) {
+                lane.busy = true;
+                me.lead = true;
+            }
+            boolean interrupted = false;
+            while (!me.lead && !me.done) {
+                try {
+                    lane.wait();
+                } catch (InterruptedException e) {
+                    // the work is queued and will be applied: leaving now would answer a push whose outcome is
+                    // unknown; wait for it, then restore the flag
+                    interrupted = true;
+                }
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+            if (me.done) return answer(me);
+            group = take(lane);
+        }
+        try {
+            List<I> items = new ArrayList<>(group.size());
+            for (Waiter<I, R> w : group) items.add(w.item);
+            List<R> results;
+            try {
+                results = apply.apply(partition, items);
+            } catch (RuntimeException e) {
+                for (Waiter<I, R> w : group) w.failure = e;
+                results = null;
+            }
+            if (results != null) {
+                for (int i = 0; i < group.size(); i++) group.get(i).result = results.get(i);
+            }
+        } catch (Error e) {
+            for (Waiter<I, R> w : group) w.failure = new IllegalStateException("the push group failed", e);
+            throw e;
+        } finally {
+            synchronized (lane) {
+                for (Waiter<I, R> w : group) w.done = true;
+                Waiter<I, R> next = lane.queue.peekFirst();
+                if (next == null) {
+                    lane.busy = false;
+                    lanes.remove(partition, lane);   // a request that still holds this lane leads it again: safe
+                } else {
+                    next.lead = true;
+                }
+                lane.notifyAll();
+            }
+        }
+        return answer(me);
+    }
+
+    /** The group a leader applies: the queue's head (the leader) and whole requests after it, up to the cap. */
+    private List<Waiter<I, R>> take(Lane<I, R> lane) {
+        List<Waiter<I, R>> group = new ArrayList<>();
+        int taken = 0;
+        while (!lane.queue.isEmpty()) {
+            int next = units.applyAsInt(lane.queue.peekFirst().item);
+            if (!group.isEmpty() && taken + next > maxUnits) break;
+            group.add(lane.queue.pollFirst());
+            taken += next;
+        }
+        return group;
+    }
+
+    private R answer(Waiter<I, R> me) {
+        if (me.failure != null) throw me.failure;
+        return me.result;
+    }
+}
