@@ -1,0 +1,247 @@
+package syncular.jakarta.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
+import syncular.jakarta.storage.StorageTransaction;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
+import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.wire.ErrorCode;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.PushResult;
+
+/**
+ * Group commit (issue 14): requests of one partition that queue while a group is applied are applied together, in
+ * one transaction under one lock acquisition, each commit on its own savepoint; a rejection costs only its own
+ * commit, an infrastructure failure of the group is retried request by request. Made deterministic by holding the
+ * partition lock from outside until every request is queued (a queued request waits in {@code Object.wait}).
+ */
+class PushGroupTest {
+    private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
+    private static final Map<String, List<String>> ALL = Map.of("project_id", List.of("*"));
+    private static EmbeddedPostgresSupport.Pool db;
+    private static PostgresServerStorage storage;
+
+    @BeforeAll
+    static void database() {
+        db = EmbeddedPostgresSupport.newDatabase();
+        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
+        storage.ensureSchema(SCHEMA, List.of());
+    }
+
+    @AfterAll
+    static void close() { db.close(); }
+
+    private static PushCommit upsert(String commitId, String rowId, Long baseVersion) {
+        return new PushCommit(commitId, List.of(PushCommit.Operation.upsert("tasks", rowId, baseVersion,
+                TestSchemas.taskPayload(SCHEMA, rowId, "p1", "title " + commitId, false))));
+    }
+
+    /** A storage whose transactions are counted; {@code failOn}: the commit whose append fails as the network would. */
+    private static ServerStorage counted(AtomicInteger transactions, String failOn) {
+        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
+                new Class<?>[] {ServerStorage.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("inTransaction")) {
+                        transactions.incrementAndGet();
+                        ServerStorage.TransactionWork<?> work = (ServerStorage.TransactionWork<?>) args[1];
+                        return storage.inTransaction((String) args[0], tx -> work.run(failing(tx, failOn)));
+                    }
+                    return invoke(storage, m, args);
+                });
+    }
+
+    private static StorageTransaction failing(StorageTransaction tx, String failOn) {
+        return (StorageTransaction) Proxy.newProxyInstance(StorageTransaction.class.getClassLoader(),
+                new Class<?>[] {StorageTransaction.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("applyCommit") && failOn != null
+                            && ((syncular.jakarta.storage.NewCommit) args[1]).clientCommitId().equals(failOn)) {
+                        throw new StorageException(StorageErrorCode.CONNECTION_LOST);
+                    }
+                    return invoke(tx, m, args);
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
+        try {
+            return m.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    /**
+     * Pushes {@code first} (the leader, which waits for the partition lock held here), then {@code queued} from
+     * threads of their own once the leader waits, releases the lock when all of them are queued, and returns every
+     * request's result by commit id.
+     */
+    private static Map<String, PushProcessor.Pushed> pushGrouped(PushProcessor push, String partition,
+                                                                 PushCommit first, List<PushCommit> queued)
+            throws Exception {
+        Map<String, PushProcessor.Pushed> results = new ConcurrentHashMap<>();
+        List<Thread> threads = new ArrayList<>();
+        try (Connection holder = db.rawConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement ps = holder.prepareStatement("INSERT INTO sync_partitions(partition, "
+                    + "max_commit_seq) VALUES (?, 0) ON CONFLICT DO NOTHING; SELECT 1 FROM sync_partitions "
+                    + "WHERE partition = ? FOR UPDATE")) {
+                ps.setString(1, partition);
+                ps.setString(2, partition);
+                ps.execute();
+            }
+            List<PushCommit> all = new ArrayList<>();
+            all.add(first);
+            all.addAll(queued);
+            java.util.Set<String> seen = new java.util.HashSet<>();
+            for (int i = 0; i < all.size(); i++) {
+                PushCommit commit = all.get(i);
+                // one client per commit id: a repeated id is the same client's retry racing its original
+                String client = "client-" + commit.clientCommitId();
+                String key = seen.add(commit.clientCommitId()) ? commit.clientCommitId()
+                        : commit.clientCommitId() + "#" + i;
+                Thread t = new Thread(() -> results.put(key, push.push(new PushProcessor.Batch(
+                        new PushProcessor.RequestScope(new Identity("actor-1", partition), client, 2), SCHEMA, ALL,
+                        List.of(commit), underLock -> { }))));
+                threads.add(t);
+                t.start();
+                if (i == 0) awaitLockWaiter(partition);
+            }
+            for (Thread t : threads.subList(1, threads.size())) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) Thread.sleep(5);
+                assertEquals(Thread.State.WAITING, t.getState(), "a request queued behind the leader");
+            }
+            holder.commit();
+        }
+        for (Thread t : threads) t.join(20_000);
+        return results;
+    }
+
+    private static void awaitLockWaiter(String partition) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%sync_partitions%'")) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) return;
+                }
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("the leader never waited for the partition lock");
+    }
+
+    private static PushResult result(Map<String, PushProcessor.Pushed> results, String commitId) {
+        PushProcessor.Pushed p = results.get(commitId);
+        assertEquals(null, p.failure(), () -> commitId + ": " + p.failure());
+        return p.outcomes().get(0).result();
+    }
+
+    @Test @Timeout(60)
+    void requestsQueuedBehindALeaderAreAppliedAsOneGroupWithDenseSeqsAndOneRejectionCostsOnlyItsCommit()
+            throws Exception {
+        String partition = EmbeddedPostgresSupport.partition("group");
+        AtomicInteger transactions = new AtomicInteger();
+        PushProcessor push = new PushProcessor(counted(transactions, null), () -> 1_000L, Validation.NONE);
+        // g2 and g4 write the same row: g4 sees g2's write (version 1) within the group; g3 expects a version the
+        // row does not have yet and is rejected on its own savepoint
+        Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("g0", "r0", null), List.of(
+                upsert("g1", "r1", null), upsert("g2", "shared", null), upsert("g3", "r3", 7L),
+                upsert("g4", "shared", 1L), upsert("g1", "r1", null)));
+        assertEquals(2, transactions.get(), "the leader's group, then one group of everything queued behind it");
+        assertEquals(PushResult.Status.APPLIED, result(results, "g0").status());
+        assertEquals(PushResult.Status.REJECTED, result(results, "g3").status());
+        for (String id : List.of("g1", "g2", "g4")) {
+            assertTrue(result(results, id).status() != PushResult.Status.REJECTED, id);
+        }
+        List<Long> seqs = new ArrayList<>();
+        for (String id : List.of("g0", "g1", "g2", "g4")) seqs.add(result(results, id).commitSeq());
+        assertEquals(List.of(1L, 2L, 3L, 4L), seqs.stream().sorted().toList(), "dense, gap-free seqs: " + seqs);
+        assertEquals(4, storage.getMaxCommitSeq(partition));
+        assertEquals(2, storage.getRow(partition, "tasks", "shared").orElseThrow().serverVersion(),
+                "the second write of the row in the group built on the first");
+        assertTrue(storage.getRow(partition, "tasks", "r3").isEmpty(), "the rejected commit wrote nothing");
+        assertEquals(StoredStatus.REJECTED, StoredStatus.of(storage, partition, "client-g3", "g3"));
+        PushResult retry = result(results, "g1#5");
+        assertEquals(PushResult.Status.CACHED, retry.status(), "the retry in the same group is answered from its original");
+        assertEquals(result(results, "g1").commitSeq(), retry.commitSeq());
+    }
+
+    @Test @Timeout(60)
+    void anInfrastructureFailureOfAGroupIsRetriedRequestByRequestAndFailsOnlyItsOwn() throws Exception {
+        String partition = EmbeddedPostgresSupport.partition("group-fail");
+        AtomicInteger transactions = new AtomicInteger();
+        PushProcessor push = new PushProcessor(counted(transactions, "boom"), () -> 1_000L, Validation.NONE);
+        Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("f0", "r0", null), List.of(
+                upsert("f1", "r1", null), upsert("boom", "rb", null), upsert("f3", "r3", null)));
+        assertEquals(1 + 1 + 3, transactions.get(), "the leader's, the failed group's, then one per request");
+        PushProcessor.Pushed boom = results.get("boom");
+        assertTrue(boom.outcomes().isEmpty());
+        assertSame(StorageErrorCode.CONNECTION_LOST, ((StorageException) boom.failure()).code());
+        for (String id : List.of("f0", "f1", "f3")) assertEquals(PushResult.Status.APPLIED, result(results, id).status());
+        assertEquals(3, storage.getMaxCommitSeq(partition), "the failed group left no gap");
+        assertFalse(storage.getPushResult(partition, "client-boom", "boom").isPresent(), "nothing stored for it");
+    }
+
+    @Test @Timeout(60)
+    void aPushThatCannotGetTheLockInTimeIsRateLimitedForEveryRequestOfItsGroup() throws Exception {
+        PostgresServerStorage bounded = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L,
+                200, 0);
+        bounded.ensureSchema(SCHEMA, List.of());
+        String partition = EmbeddedPostgresSupport.partition("group-timeout");
+        PushProcessor push = new PushProcessor(bounded, () -> 1_000L, Validation.NONE);
+        try (Connection holder = db.rawConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement ps = holder.prepareStatement("INSERT INTO sync_partitions(partition, "
+                    + "max_commit_seq) VALUES (?, 0) ON CONFLICT DO NOTHING; SELECT 1 FROM sync_partitions "
+                    + "WHERE partition = ? FOR UPDATE")) {
+                ps.setString(1, partition);
+                ps.setString(2, partition);
+                ps.execute();
+            }
+            PushProcessor.Pushed p = push.push(new PushProcessor.Batch(new PushProcessor.RequestScope(
+                    new Identity("actor-1", partition), "client-1", 2), SCHEMA, ALL,
+                    List.of(upsert("t1", "r1", null), upsert("t2", "r2", null)), underLock -> { }));
+            assertEquals(ErrorCode.SYNC_RATE_LIMITED, ((SyncException) p.failure()).code());
+            assertTrue(p.outcomes().isEmpty());
+            holder.rollback();
+        }
+        assertEquals(0, storage.getMaxCommitSeq(partition));
+    }
+
+    /** The stored status of a push result, read back from the database. */
+    private enum StoredStatus {
+        APPLIED, REJECTED, ABSENT;
+
+        static StoredStatus of(ServerStorage s, String partition, String client, String commitId) {
+            return s.getPushResult(partition, client, commitId)
+                    .map(r -> r.status() == syncular.jakarta.storage.StoredPushResult.Status.APPLIED ? APPLIED
+                            : REJECTED).orElse(ABSENT);
+        }
+    }
+
+}

@@ -1,0 +1,172 @@
+package syncular.jakarta.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
+import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.PushResult;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.SubEnd;
+import syncular.jakarta.wire.Subscription;
+
+/**
+ * What a round costs the database (issue 14: it was ~30 round trips, 22 transactions and 11 pool checkouts), counted
+ * on the JDBC calls that each take one round trip: a statement execution (pgjdbc sends a multi-statement text as one
+ * pipelined round trip) and a COMMIT.
+ */
+class RoundTripBudgetTest {
+    private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
+    private static EmbeddedPostgresSupport.Pool db;
+
+    @BeforeAll
+    static void database() { db = EmbeddedPostgresSupport.newDatabase(); }
+
+    @AfterAll
+    static void close() { db.close(); }
+
+    /** Counts checkouts, executions and commits of every connection it hands out. */
+    static final class Counting implements DataSource {
+        final DataSource real;
+        final AtomicInteger checkouts = new AtomicInteger();
+        final AtomicInteger roundTrips = new AtomicInteger();
+        final AtomicInteger commits = new AtomicInteger();
+
+        Counting(DataSource real) { this.real = real; }
+
+        void reset() {
+            checkouts.set(0);
+            roundTrips.set(0);
+            commits.set(0);
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            checkouts.incrementAndGet();
+            Connection c = real.getConnection();
+            return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+                    new Class<?>[] {Connection.class}, (proxy, m, args) -> {
+                        if (m.getName().equals("commit")) {
+                            commits.incrementAndGet();
+                            roundTrips.incrementAndGet();
+                        }
+                        Object result = invoke(c, m, args);
+                        if (result instanceof Statement s && m.getName().startsWith("prepare")) {
+                            return statement(s);
+                        }
+                        return result;
+                    });
+        }
+
+        private Object statement(Statement s) {
+            Class<?> type = s instanceof java.sql.PreparedStatement ? java.sql.PreparedStatement.class
+                    : Statement.class;
+            return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, m, args) -> {
+                if (m.getName().startsWith("execute")) roundTrips.incrementAndGet();
+                return invoke(s, m, args);
+            });
+        }
+
+        private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
+            try {
+                return m.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }
+
+        @Override public Connection getConnection(String u, String p) throws SQLException { return getConnection(); }
+        @Override public PrintWriter getLogWriter() { return null; }
+        @Override public void setLogWriter(PrintWriter out) { }
+        @Override public void setLoginTimeout(int seconds) { }
+        @Override public int getLoginTimeout() { return 0; }
+        @Override public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+            throw new SQLFeatureNotSupportedException();
+        }
+        @Override public <T> T unwrap(Class<T> iface) throws SQLException { throw new SQLException("not a wrapper"); }
+        @Override public boolean isWrapperFor(Class<?> iface) { return false; }
+    }
+
+    @Test
+    void aPushAndPullRoundTakesSixRoundTripsOneTransactionAndTwoConnections() {
+        Counting counting = new Counting(db);
+        PostgresServerStorage storage = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
+                () -> 1_000L);
+        storage.ensureSchema(SCHEMA, List.of());
+        SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of,
+                identity -> Map.of("project_id", List.of("*")), () -> 1_000L, SyncSettings.DEFAULTS,
+                (request, bytes) -> {
+                    throw new AssertionError("no segment is published here");
+                }, Validation.NONE);
+        String partition = EmbeddedPostgresSupport.partition("budget-rt");
+        Identity actor = new Identity("actor-1", partition);
+        long cursor = -1;
+        for (int round = 0; round < 3; round++) {
+            counting.reset();
+            Subscription sub = new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, cursor, null);
+            SyncHandler.Handled handled = handler.handle(actor, new RequestMessage(1, List.of(
+                    new ReqHeader("c1", 1),
+                    new PushCommit("k" + round, List.of(PushCommit.Operation.upsert("tasks", "t" + round, null,
+                            TestSchemas.taskPayload(SCHEMA, "t" + round, "p1", "title", false)))),
+                    new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS), sub)));
+            List<ResponseFrame> frames = handled.response().frames();
+            assertEquals(PushResult.Status.APPLIED, assertInstanceOf(PushResult.class, frames.get(1)).status());
+            cursor = assertInstanceOf(SubEnd.class, frames.get(frames.size() - 1)).nextCursor();
+            if (round == 0) continue;   // the first round of a client bootstraps; measure the steady loop
+            assertEquals(round + 1, cursor, "the pull saw the round's own commit");
+            // preamble; lock + gate + re-check + rows; writes + append + result; COMMIT; window page + horizon;
+            // client record + gate re-read
+            assertEquals(6, counting.roundTrips.get(), "database round trips of a push-pull round");
+            assertEquals(1, counting.commits.get(), "one transaction: the push group's");
+            assertTrue(counting.checkouts.get() <= 3, "checkouts: the session (taken again after the push wait) "
+                    + "and the push group's; was " + counting.checkouts.get());
+        }
+    }
+
+    @Test
+    void aPullOnlyRoundTakesThreeRoundTripsAndNoTransaction() {
+        Counting counting = new Counting(db);
+        PostgresServerStorage storage = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
+                () -> 1_000L);
+        storage.ensureSchema(SCHEMA, List.of());
+        SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of,
+                identity -> Map.of("project_id", List.of("*")), () -> 1_000L, SyncSettings.DEFAULTS,
+                (request, bytes) -> {
+                    throw new AssertionError("no segment is published here");
+                }, Validation.NONE);
+        Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("budget-pull"));
+        Subscription sub = new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, 0, null);
+        RequestMessage pull = new RequestMessage(1, List.of(new ReqHeader("c1", 1),
+                new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS), sub));
+        handler.handle(actor, pull);
+        counting.reset();
+        handler.handle(actor, pull);
+        assertEquals(3, counting.roundTrips.get(), "preamble, window page, client record + gate re-read");
+        assertEquals(0, counting.commits.get());
+        assertEquals(1, counting.checkouts.get(), "one connection for the whole request");
+    }
+}
