@@ -14,7 +14,7 @@ if [ -x "$wildfly_home/bin/add-user.sh" ]; then
   "$wildfly_home/bin/add-user.sh" -a -u plain1 -p 'Pl41n!pass' -sc "$cfg" >/dev/null
 
   # The container pool the tests use on WildFly (java:jboss/datasources/SyncularPG): the WAR's own datasource
-  # (jboss-web.xml) cannot carry connection validation on WildFly, this one validates on match and sorts fatal
+  # (jboss-web.xml) cannot carry connection validation on WildFly, this one validates in the background and sorts fatal
   # PostgreSQL errors out of the pool. Written into the files directly (the server is not running yet).
   if [ -n "$pg_driver_jar" ] && ! grep -q 'SyncularPG' "$cfg/standalone.xml"; then
     module="$wildfly_home/modules/org/postgresql/main"
@@ -38,12 +38,13 @@ ds = """<datasource jndi-name="java:jboss/datasources/SyncularPG" pool-name="Syn
                     <connection-url>${env.SYNCULAR_DB_URL:jdbc:postgresql://syncular-db-not-configured.invalid/syncular}</connection-url>
                     <driver>postgresql</driver>
                     <connection-property name="ApplicationName">syncular</connection-property>
-                    <pool><min-pool-size>0</min-pool-size><max-pool-size>32</max-pool-size></pool>
+                    <pool><min-pool-size>0</min-pool-size><max-pool-size>32</max-pool-size><flush-strategy>AllConnections</flush-strategy></pool>
                     <security user-name="${env.SYNCULAR_DB_USER:syncular}" password="${env.SYNCULAR_DB_PASSWORD:}"/>
                     <validation>
                         <valid-connection-checker class-name="org.jboss.jca.adapters.jdbc.extensions.postgres.PostgreSQLValidConnectionChecker"/>
-                        <validate-on-match>true</validate-on-match>
-                        <background-validation>false</background-validation>
+                        <validate-on-match>false</validate-on-match>
+                        <background-validation>true</background-validation>
+                        <background-validation-millis>10000</background-validation-millis>
                         <exception-sorter class-name="org.jboss.jca.adapters.jdbc.extensions.postgres.PostgreSQLExceptionSorter"/>
                     </validation>
                 </datasource>

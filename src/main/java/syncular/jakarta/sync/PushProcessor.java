@@ -122,7 +122,7 @@ public final class PushProcessor {
      */
     private List<Pushed> applyGroup(String partition, List<Batch> group) {
         try {
-            return storage.inTransaction(partition, tx -> applyAll(tx, group));
+            return inTransaction(partition, group);
         } catch (RuntimeException e) {
             if (isLockTimeout(e) || (group.size() == 1 && group.get(0).commits().size() == 1)) {
                 RuntimeException failure = isLockTimeout(e) ? rateLimited() : e;
@@ -142,7 +142,7 @@ public final class PushProcessor {
         for (PushCommit commit : b.commits()) {
             Batch one = new Batch(b.request(), b.schema(), b.allowed(), List.of(commit), b.gate());
             try {
-                Pushed p = storage.inTransaction(partition, tx -> applyAll(tx, List.of(one))).get(0);
+                Pushed p = inTransaction(partition, List.of(one)).get(0);
                 if (p.failure() != null) return new Pushed(outcomes, p.failure(), max, horizon);
                 outcomes.addAll(p.outcomes());
                 max = p.maxCommitSeq();
@@ -152,6 +152,24 @@ public final class PushProcessor {
             }
         }
         return new Pushed(outcomes, null, max, horizon);
+    }
+
+    /** Fresh transactions tried after one whose connection was lost (the pool validates only once per interval). */
+    static final int CONNECTION_RETRIES = 3;
+
+    /**
+     * {@code group} in a transaction of its own. A transaction whose connection was lost is tried again on a fresh
+     * one: it rolled back, or (a COMMIT lost in flight) it committed, and then the retry's idempotency re-check
+     * under the lock answers its commits from their stored results. Nothing is applied twice.
+     */
+    private List<Pushed> inTransaction(String partition, List<Batch> group) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return storage.inTransaction(partition, tx -> applyAll(tx, group));
+            } catch (StorageException e) {
+                if (e.code() != StorageErrorCode.CONNECTION_LOST || attempt >= CONNECTION_RETRIES) throw e;
+            }
+        }
     }
 
     private static boolean isLockTimeout(RuntimeException e) {

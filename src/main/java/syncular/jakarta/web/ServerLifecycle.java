@@ -46,10 +46,14 @@ import syncular.jakarta.storage.StorageException;
         properties = {
             // a dead database must not hold a request or the readiness probe for the driver's default timeout
             "connectTimeout=5", "ApplicationName=syncular",
-            // Payara: validate a connection before handing it out, and on a failed validation drop every pooled
-            // connection (a restarted or failed-over database killed them all); without this the pool kept
-            // handing out terminated connections. WildFly ignores these (logged once) and is covered in jboss-web.xml.
+            // Payara: validate a connection before handing it out, at most once per 10 s (issue 14: validating
+            // every checkout was a SELECT 1 round trip each), and on a failed validation or a connection error drop
+            // every pooled connection (a restarted or failed-over database killed them all); without this the pool
+            // kept handing out terminated connections. A connection that died within the interval fails its first
+            // statement; storage retries that on a fresh connection (sessions) or retries the push group.
+            // WildFly ignores these (logged once) and is covered in jboss-web.xml.
             "fish.payara.is-connection-validation-required=true",
+            "fish.payara.validate-atmost-once-period-in-seconds=10",
             "fish.payara.connection-validation-method=custom-validation",
             "fish.payara.validation-classname=org.glassfish.api.jdbc.validation.PostgresConnectionValidation",
             "fish.payara.fail-all-connections=true"})

@@ -61,7 +61,7 @@ class PushGroupTest {
                 TestSchemas.taskPayload(SCHEMA, rowId, "p1", "title " + commitId, false))));
     }
 
-    /** A storage whose transactions are counted; {@code failOn}: the commit whose append fails as the network would. */
+    /** A storage whose transactions are counted; {@code failOn}: the commit whose append fails as a database fault would. */
     private static ServerStorage counted(AtomicInteger transactions, String failOn) {
         return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
                 new Class<?>[] {ServerStorage.class}, (proxy, m, args) -> {
@@ -79,7 +79,7 @@ class PushGroupTest {
                 new Class<?>[] {StorageTransaction.class}, (proxy, m, args) -> {
                     if (m.getName().equals("applyCommit") && failOn != null
                             && ((syncular.jakarta.storage.NewCommit) args[1]).clientCommitId().equals(failOn)) {
-                        throw new StorageException(StorageErrorCode.CONNECTION_LOST);
+                        throw new StorageException(StorageErrorCode.UNCLASSIFIED);
                     }
                     return invoke(tx, m, args);
                 });
@@ -201,7 +201,7 @@ class PushGroupTest {
         assertEquals(1 + 1 + 3, transactions.get(), "the leader's, the failed group's, then one per request");
         PushProcessor.Pushed boom = results.get("boom");
         assertTrue(boom.outcomes().isEmpty());
-        assertSame(StorageErrorCode.CONNECTION_LOST, ((StorageException) boom.failure()).code());
+        assertSame(StorageErrorCode.UNCLASSIFIED, ((StorageException) boom.failure()).code());
         for (String id : List.of("f0", "f1", "f3")) assertEquals(PushResult.Status.APPLIED, result(results, id).status());
         assertEquals(3, storage.getMaxCommitSeq(partition), "the failed group left no gap");
         assertFalse(storage.getPushResult(partition, "client-boom", "boom").isPresent(), "nothing stored for it");
