@@ -118,6 +118,21 @@ public final class SyncLoadDriver {
                 o.seconds(), o.warmup(), o.runs(), o.authName() == null ? "" : " auth-header=" + o.authName());
         System.out.println("# " + meters.describe());
         System.out.println("# load average at start: " + loadAverage());
+        if (o.pg() != null || o.roundTripCounter() != null || o.serverPid() != null) {
+            // what the server does with no load (background jobs, pool checks): it rides along in every window
+            Meters.Sample before = meters.sample(false);
+            long t0 = System.nanoTime();
+            Thread.sleep(3000);
+            Meters.Sample after = meters.sample(false);
+            double s = (System.nanoTime() - t0) / 1e9;
+            System.out.printf(Locale.ROOT, "# idle for %.1f s before the load: server cpu %s%%, db cpu %s%%, %s tx/s, "
+                    + "%s statements/s, %s round trips/s (background; included in the per-round numbers)%n", s,
+                    rate(before.serverTicks(), after.serverTicks(), s, 100.0 / meters.clockTicks),
+                    rate(before.dbTicks(), after.dbTicks(), s, 100.0 / meters.clockTicks),
+                    rate(before.transactions(), after.transactions(), s, 1),
+                    rate(before.statements(), after.statements(), s, 1),
+                    rate(before.roundTrips(), after.roundTrips(), s, 1));
+        }
         System.out.printf(Locale.ROOT, "%-8s %10s %12s %9s %9s %9s %9s %8s %8s %8s %9s %10s %9s  %s%n", "clients",
                 "rounds", "rounds/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "failures", "srv-cpu%", "db-cpu%",
                 "tx/round", "stmt/round", "rt/round", "run");
@@ -521,6 +536,10 @@ public final class SyncLoadDriver {
         void close() throws SQLException {
             if (pg != null) pg.close();
         }
+    }
+
+    private static String rate(long before, long after, double seconds, double scale) {
+        return before < 0 || after < 0 ? "-" : String.format(Locale.ROOT, "%.1f", (after - before) * scale / seconds);
     }
 
     private static String loadAverage() {
