@@ -25,6 +25,8 @@ import java.util.stream.Stream;
  * prints the URL once {@code /health/ready} answers 200, and stops both on Ctrl-C or SIGTERM. Every
  * {@code -Dsyncular.*} given to Maven is handed to the server as a system property (MicroProfile Config reads it).
  * With {@code -Dsyncular.conformance-host=true} the data directory is a throw-away one: conformance resets wipe it.
+ * With {@code -Dsyncular.dev.db-url=jdbc:postgresql://…} no embedded PostgreSQL is started and the server uses that
+ * database (user and password from {@code syncular.db.user}/{@code syncular.db.password}, default postgres).
  */
 public final class DevServer {
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(5);
@@ -43,23 +45,31 @@ public final class DevServer {
         Path dataDir = conformance
                 ? Files.createTempDirectory("syncular-conformance-")
                 : Path.of(System.getProperty("syncular.data-dir", ".syncular-dev")).toAbsolutePath();
-        Path pgData = dataDir.resolve("postgres");
-        Files.createDirectories(pgData);
+        String externalDb = System.getProperty("syncular.dev.db-url", "");
 
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(conformance ? dataDir : null), "syncular-dev-stop"));
 
-        recoverStalePostmaster(pgData);
-        long t0 = System.nanoTime();
-        pg = EmbeddedPostgres.builder()
-                .setDataDirectory(pgData.toFile())
-                .setCleanDataDirectory(false)
-                .setPort(Integer.getInteger("syncular.dev.pg-port", 0))
-                .setOverrideWorkingDirectory(Path.of(System.getProperty("ot.epg.working-dir",
-                        work.resolve("embedded-pg").toString())).toFile())
-                .start();
-        String jdbcUrl = "jdbc:postgresql://localhost:" + pg.getPort() + "/postgres";
-        say("PostgreSQL %s on port %d (data: %s) in %d ms", "17", pg.getPort(), pgData,
-                (System.nanoTime() - t0) / 1_000_000);
+        String jdbcUrl;
+        if (!externalDb.isBlank()) {
+            // opt-in (benchmarks): a database someone else runs, e.g. behind a round-trip counting proxy
+            jdbcUrl = externalDb;
+            say("PostgreSQL: the external %s (syncular.dev.db-url); no embedded one started", jdbcUrl);
+        } else {
+            Path pgData = dataDir.resolve("postgres");
+            Files.createDirectories(pgData);
+            recoverStalePostmaster(pgData);
+            long t0 = System.nanoTime();
+            pg = EmbeddedPostgres.builder()
+                    .setDataDirectory(pgData.toFile())
+                    .setCleanDataDirectory(false)
+                    .setPort(Integer.getInteger("syncular.dev.pg-port", 0))
+                    .setOverrideWorkingDirectory(Path.of(System.getProperty("ot.epg.working-dir",
+                            work.resolve("embedded-pg").toString())).toFile())
+                    .start();
+            jdbcUrl = "jdbc:postgresql://localhost:" + pg.getPort() + "/postgres";
+            say("PostgreSQL %s on port %d (data: %s) in %d ms", "17", pg.getPort(), pgData,
+                    (System.nanoTime() - t0) / 1_000_000);
+        }
 
         micro = startMicro(work, port, jdbcUrl);
         URI ready = URI.create("http://localhost:" + port + "/syncular/health/ready");
