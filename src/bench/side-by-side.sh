@@ -26,6 +26,8 @@
 #   UPSTREAM=/work/upstream  BUN=/work/bunhome/node_modules/.bin/bun
 #   OURS_PORT=8787 REF_PORT=8790 PG_PORT=55432 PROXY_PORT=55433 CONTROL_PORT=55434
 #   LOCK=                                                   a flock(1) file held for the whole run
+#   OURS_JVM_OPTIONS=                                       our server JVM's options instead of -Prun's default
+#                                                           (e.g. add -XX:StartFlightRecording=… to profile)
 set -euo pipefail
 
 if [[ -n "${LOCK:-}" && -z "${SIDE_BY_SIDE_LOCKED:-}" ]]; then
@@ -225,7 +227,8 @@ run_server() { # run_server NAME
         -Dsyncular.dev.db-url="jdbc:postgresql://127.0.0.1:$DB_URL_PORT/postgres" \
         -Dsyncular.schema="$ROOT/src/bench/tasks.schema.json" \
         -Dsyncular.auth.mode=fixed -Dsyncular.auth.fixed.actor=load-actor -Dsyncular.auth.fixed.partition=load \
-        '-Dsyncular.auth.fixed.allowed-scopes=project_id=*'
+        '-Dsyncular.auth.fixed.allowed-scopes=project_id=*' \
+        ${OURS_JVM_OPTIONS:+"-Dsyncular.dev.jvm-options=$OURS_JVM_OPTIONS"}
       srv_group=$STARTED
       await_line "$LOGS/$name-server.log" 'Syncular is ready' "$srv_group" 300 "our server (mvn -Prun)"
       # the measured process is Payara Micro's java, a child of Maven's JVM in the same process group

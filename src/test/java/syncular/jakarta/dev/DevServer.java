@@ -30,6 +30,14 @@ import java.util.stream.Stream;
  */
 public final class DevServer {
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(5);
+    /**
+     * The server JVM's options (issue 14), as a production guide would set them: a fixed heap (no resizing under
+     * load, and a cap well under the machine's memory), G1, a heap dump and an exit on OutOfMemoryError (a
+     * supervisor restarts a process it can trust; a half-dead one keeps answering). Override with
+     * {@code -Dsyncular.dev.jvm-options="…"}.
+     */
+    static final String DEFAULT_JVM_OPTIONS = "-Xms1g -Xmx1g -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError "
+            + "-XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath=target/run";
 
     private EmbeddedPostgres pg;
     private Process micro;
@@ -106,6 +114,7 @@ public final class DevServer {
         }
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(List.of(System.getProperty("syncular.dev.jvm-options", DEFAULT_JVM_OPTIONS).trim().split("\\s+")));
         props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.addAll(List.of("-jar", required("syncular.run.micro"),
                 "--deploy", required("syncular.run.war"),
