@@ -8,14 +8,15 @@ import syncular.jakarta.wire.ErrorCode;
 /**
  * Admission of pushing requests per partition, so that one partition can never starve the others (issue 13).
  *
- * <p>Every push of a partition serializes on that partition's lock (§6.3), and a push waiting for the lock holds a
- * pooled database connection while it waits. Without a bound, one busy or stuck partition (its lock held by a long
- * backfill batch, an operator's session, or simply 40 clients pushing at once) takes every connection of the pool,
- * and requests of every other partition time out waiting for one. So at most {@code concurrency} requests of one
- * partition push at once; up to {@code queue} more wait here — holding no connection — for at most {@code waitMs};
+ * <p>Every push of a partition serializes on that partition's lock (§6.3). By group commit ({@link GroupCommit})
+ * only a group's leader holds a pooled connection for it; the requests queued for the next group hold an HTTP
+ * worker and their commits in memory. Without a bound, one busy or stuck partition (its lock held by a long
+ * backfill batch, an operator's session, or a flood of clients) holds workers without end. So at most
+ * {@code concurrency} requests of one partition are in the push phase at once; up to {@code queue} more wait here
+ * for at most {@code waitMs};
  * anything beyond is refused at once. A refusal is {@code sync.rate_limited} (retryable, action {@code retryLater};
  * in-band after {@code RESP_HEADER}): the client keeps its outbox and retries, none of that request's commits was
- * applied. Pulls are not admitted here: they wait on no lock, hold a connection per statement only, and holding them
+ * applied. Pulls are not admitted here: they wait on no lock, hold one connection for a few round trips, and holding them
  * back would cost a busy partition throughput for nothing.
  *
  * <p>The counterpart in the database is the lock timeout of the push transaction (storage), which bounds how long
@@ -23,12 +24,13 @@ import syncular.jakarta.wire.ErrorCode;
  */
 public final class PartitionAdmission {
     /**
-     * @param concurrency requests of one partition pushing at once ({@code syncular.limits.partition-concurrency})
+     * @param concurrency requests of one partition in the push phase at once
+     *                    ({@code syncular.limits.partition-concurrency})
      * @param queue       requests of one partition that may wait for a turn ({@code syncular.limits.partition-queue})
      * @param waitMs      how long one may wait ({@code syncular.limits.partition-wait-ms})
      */
     public record Settings(int concurrency, int queue, long waitMs) {
-        public static final Settings DEFAULTS = new Settings(8, 64, 5_000);
+        public static final Settings DEFAULTS = new Settings(64, 64, 5_000);
 
         public Settings {
             if (concurrency < 1 || queue < 0 || waitMs < 0) throw new IllegalArgumentException("admission settings");

@@ -1,5 +1,6 @@
 package syncular.jakarta.web;
 
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
@@ -28,7 +29,11 @@ import syncular.jakarta.wire.RequestMessage;
  * authentication (415, REF); gzip request bodies are decoded and capped after decoding; the response is built whole
  * and verified by the serve gate before a byte is sent (RFC 0007 read-verify-refuse), then compressed per
  * {@code Accept-Encoding}.
+ *
+ * <p>One instance for the application (issue 14): a per-request resource cost Jersey a new object with its CDI
+ * injection on every request; this one holds no request state.
  */
+@ApplicationScoped
 @Path("sync")
 public class SyncResource {
     public static final String MEDIA_TYPE = "application/vnd.syncular.sync.v2";
