@@ -17,6 +17,7 @@ import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ActivationOutcome;
+import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.PendingCheckpoint;
 import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.ServerStorage;
@@ -26,10 +27,6 @@ import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StoredRow;
-import syncular.jakarta.storage.TransactionRunner;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions.ChangedRow;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions.Pass;
 import syncular.jakarta.sync.PushProcessor;
 import syncular.jakarta.sync.ServeGatePolicy;
 import syncular.jakarta.wire.Json;
@@ -66,8 +63,6 @@ public final class BackfillRunner {
     static final int PROGRESS_EVERY = 20;
 
     private final ServerStorage storage;
-    private final TransactionRunner runner;
-    private final PostgresBackfillPositions positions;
     private final Supplier<CompiledSchema> schema;
     private final Declarations declarations;
     private final Clock clock;
@@ -75,12 +70,10 @@ public final class BackfillRunner {
     /** The ordinary push path, run on each batch's own transaction; backfills run no host validators. */
     private final PushProcessor processor;
 
-    public BackfillRunner(ServerStorage storage, TransactionRunner runner, PostgresBackfillPositions positions,
-                          Supplier<CompiledSchema> schema, Declarations declarations, Clock clock, int batchSize) {
+    public BackfillRunner(ServerStorage storage, Supplier<CompiledSchema> schema, Declarations declarations,
+                          Clock clock, int batchSize) {
         if (batchSize < 1) throw new IllegalArgumentException("batch size must be at least 1");
         this.storage = storage;
-        this.runner = runner;
-        this.positions = positions;
         this.schema = schema;
         this.declarations = declarations;
         this.clock = clock;
@@ -140,7 +133,7 @@ public final class BackfillRunner {
         int activated = 0;
         int stale = 0;
         int unverifiable = 0;
-        for (PendingCheckpoint p : positions.pending(declarations.runningVersion(), declarations.names())) {
+        for (PendingCheckpoint p : storage.pendingCheckpoints(declarations.runningVersion(), declarations.names())) {
             BackfillDefinition def = declarations.definition(p.name()).orElseThrow();
             try {
                 Batch b = runBatch(p.partition(), def);
@@ -166,7 +159,7 @@ public final class BackfillRunner {
     public int runToCompletion(int maxTicks) {
         for (int i = 1; i <= maxTicks; i++) {
             tick();
-            if (positions.pending(declarations.runningVersion(), declarations.names()).isEmpty()) return i;
+            if (storage.pendingCheckpoints(declarations.runningVersion(), declarations.names()).isEmpty()) return i;
         }
         return -1;
     }
@@ -175,30 +168,29 @@ public final class BackfillRunner {
     public Batch runBatch(String partition, BackfillDefinition def) {
         CompiledSchema running = schema.get();
         List<String> sources = def.sourceTables().stream().sorted().toList();
-        return runner.inNewTransaction(c -> {
-            StorageTransaction tx = storage.begin(c, partition);
+        return storage.inTransaction(partition, tx -> {
             if (!tx.tryLockBackfillBatch(def.name())) {
                 return new Batch(Batch.Kind.SKIPPED, 0, 0, 0, 0, 0, null, false);
             }
             long now = clock.nowMs();
-            Optional<StoredCheckpoint> claimed = positions.claimOn(c, partition, def.name(), running.version(), now);
+            Optional<StoredCheckpoint> claimed = tx.claimCheckpoint(def.name(), running.version(), now);
             if (claimed.isEmpty()) return new Batch(Batch.Kind.DONE, 0, 0, 0, 0, 0, null, false);
             long epoch = claimed.get().ownerEpoch();
-            Optional<Pass> stored = positions.readPassOn(c, partition, def.name());
-            Pass pass;
+            Optional<BackfillPass> stored = tx.readBackfillPass(def.name());
+            BackfillPass pass;
             if (stored.isEmpty()) {
-                pass = Pass.fullFrom(partition, def.name(), 1, watermarkOn(c, partition, sources), now);
+                pass = BackfillPass.fullFrom(partition, def.name(), 1, watermarkOn(tx, sources), now);
                 logPassStart(pass, epoch, "first pass");
             } else if (stored.get().exhausted()) {
-                Pass last = stored.get();
-                SourceCoverage coverage = positions.changesAboveOn(c, partition, sources, last.watermark());
+                BackfillPass last = stored.get();
+                SourceCoverage coverage = tx.sourceChangesAbove(sources, last.watermark());
                 if (coverage == SourceCoverage.CLEAN) {
                     return new Batch(Batch.Kind.READY, epoch, last.pass(), last.watermark(), 0, 0, null, true);
                 }
-                long now2 = watermarkOn(c, partition, sources);
+                long now2 = watermarkOn(tx, sources);
                 pass = coverage == SourceCoverage.CHANGED
-                        ? Pass.catchUpFrom(partition, def.name(), last.pass() + 1, last.watermark(), now2, now)
-                        : Pass.fullFrom(partition, def.name(), last.pass() + 1, now2, now);
+                        ? BackfillPass.catchUpFrom(partition, def.name(), last.pass() + 1, last.watermark(), now2, now)
+                        : BackfillPass.fullFrom(partition, def.name(), last.pass() + 1, now2, now);
                 logPassStart(pass, epoch, coverage == SourceCoverage.CHANGED
                         ? "stale: source changes above watermark " + last.watermark()
                         : "unverifiable: the log was pruned past watermark " + last.watermark());
@@ -206,9 +198,9 @@ public final class BackfillRunner {
                 pass = stored.get();
             }
 
-            Read read = pass.mode() == PostgresBackfillPositions.Mode.FULL
-                    ? readFull(c, tx, running, partition, sources, pass)
-                    : readCatchUp(c, tx, running, partition, sources, pass);
+            Read read = pass.mode() == BackfillPass.Mode.FULL
+                    ? readFull(tx, running, sources, pass)
+                    : readCatchUp(tx, running, sources, pass);
             List<ProjectionWrite> writes = read.rows.isEmpty() ? List.of() : def.step(read.rows);
             String ccid = epoch + ":" + pass.pass() + ":" + pass.positionKey();
             if (!writes.isEmpty()) push(tx, running, partition, def.name(), ccid, writes);
@@ -218,8 +210,8 @@ public final class BackfillRunner {
                 throw new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED,
                         Map.of("partition", partition, "name", def.name()));
             }
-            Pass next = read.next;
-            positions.savePassOn(c, next);
+            BackfillPass next = read.next;
+            tx.saveBackfillPass(next);
             if (next.batches() == 1 || next.batches() % PROGRESS_EVERY == 0 || next.exhausted()) {
                 LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: pass {2} ({3}) batch {4}, {5} rows "
                                 + "this pass, watermark {6}, owner epoch {7}{8}", def.name(), partition, next.pass(),
@@ -250,28 +242,27 @@ public final class BackfillRunner {
      * log was pruned past the last source change. The current rows a pass reads already reflect every commit at or
      * below the horizon, and a watermark below it could never activate (it would stay {@code unverifiable}).
      */
-    private long watermarkOn(java.sql.Connection c, String partition, List<String> sources) {
-        return Math.max(positions.coverageOn(c, partition, sources), positions.horizonOn(c, partition));
+    private static long watermarkOn(StorageTransaction tx, List<String> sources) {
+        return Math.max(tx.sourceCoverageSeq(sources), tx.horizonSeq());
     }
 
-    private static void logPassStart(Pass pass, long epoch, String why) {
+    private static void logPassStart(BackfillPass pass, long epoch, String why) {
         LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: claimed (owner epoch {2}), pass {3} ({4}) "
                 + "starts at watermark {5}: {6}", pass.name(), pass.partition(), epoch, pass.pass(), pass.mode(),
                 pass.watermark(), why);
     }
 
-    private record Read(List<SourceRow> rows, Pass next) { }
+    private record Read(List<SourceRow> rows, BackfillPass next) { }
 
     /** Keyset over the sorted source tables: (source index, last row id). */
-    private Read readFull(java.sql.Connection c, StorageTransaction tx, CompiledSchema running, String partition,
-                          List<String> sources, Pass pass) {
+    private Read readFull(StorageTransaction tx, CompiledSchema running, List<String> sources, BackfillPass pass) {
         List<SourceRow> rows = new ArrayList<>();
         int index = pass.sourceIndex();
         String after = pass.afterRowId();
         while (rows.size() < batchSize && index < sources.size()) {
             String table = sources.get(index);
             int want = batchSize - rows.size();
-            List<StoredRow> page = positions.scanSourceOn(c, partition, table, after, want);
+            List<StoredRow> page = tx.scanSourceRows(table, after, want);
             for (StoredRow r : page) rows.add(sourceRow(running, table, r));
             if (page.size() < want) {
                 index++;
@@ -281,20 +272,20 @@ public final class BackfillRunner {
             }
         }
         boolean exhausted = index >= sources.size();
-        Pass next = new Pass(pass.partition(), pass.name(), pass.pass(), pass.mode(), index, after, 0, 0, 0,
-                pass.watermark(), exhausted, pass.passRows() + rows.size(), pass.batches() + 1, pass.startedAtMs(),
-                clock.nowMs());
+        BackfillPass next = new BackfillPass(pass.partition(), pass.name(), pass.pass(), pass.mode(), index, after,
+                0, 0, 0, pass.watermark(), exhausted, pass.passRows() + rows.size(), pass.batches() + 1,
+                pass.startedAtMs(), clock.nowMs());
         return new Read(rows, next);
     }
 
     /** The log's changes to the sources in (fromSeq, watermark], each row presented in its current state. */
-    private Read readCatchUp(java.sql.Connection c, StorageTransaction tx, CompiledSchema running, String partition,
-                             List<String> sources, Pass pass) {
-        List<ChangedRow> changed = positions.changedRowsOn(c, partition, sources, pass.afterSeq(), pass.afterIdx(),
+    private Read readCatchUp(StorageTransaction tx, CompiledSchema running, List<String> sources,
+                             BackfillPass pass) {
+        List<BackfillPass.ChangedRow> changed = tx.changedRows(sources, pass.afterSeq(), pass.afterIdx(),
                 pass.watermark(), batchSize);
         Set<String> seen = new LinkedHashSet<>();
         List<SourceRow> rows = new ArrayList<>();
-        for (ChangedRow ch : changed) {
+        for (BackfillPass.ChangedRow ch : changed) {
             if (!seen.add(ch.table() + "\u0000" + ch.rowId())) continue;
             Optional<StoredRow> now = tx.getRow(ch.table(), ch.rowId());
             rows.add(now.isPresent() ? sourceRow(running, ch.table(), now.get())
@@ -303,8 +294,8 @@ public final class BackfillRunner {
         long afterSeq = changed.isEmpty() ? pass.afterSeq() : changed.get(changed.size() - 1).commitSeq();
         int afterIdx = changed.isEmpty() ? pass.afterIdx() : changed.get(changed.size() - 1).idx();
         boolean exhausted = changed.size() < batchSize;
-        Pass next = new Pass(pass.partition(), pass.name(), pass.pass(), pass.mode(), 0, null, afterSeq, afterIdx,
-                pass.fromSeq(), pass.watermark(), exhausted, pass.passRows() + rows.size(), pass.batches() + 1,
+        BackfillPass next = new BackfillPass(pass.partition(), pass.name(), pass.pass(), pass.mode(), 0, null,
+                afterSeq, afterIdx, pass.fromSeq(), pass.watermark(), exhausted, pass.passRows() + rows.size(), pass.batches() + 1,
                 pass.startedAtMs(), clock.nowMs());
         return new Read(rows, next);
     }

@@ -9,8 +9,8 @@ import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.storage.CheckpointState;
 import syncular.jakarta.storage.StoredCheckpoint;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions.Pass;
+import syncular.jakarta.storage.BackfillPass;
+import syncular.jakarta.storage.ServerStorage;
 
 /**
  * The operator's view of every checkpoint (issue 7, {@code GET /syncular/admin/checkpoints}): per partition and
@@ -22,11 +22,11 @@ public final class CheckpointReport {
     private CheckpointReport() { }
 
     /** JSON-ready maps (insertion-ordered), one per checkpoint, ordered by partition and name. */
-    public static List<Map<String, Object>> build(PostgresBackfillPositions positions, Declarations declarations,
+    public static List<Map<String, Object>> build(ServerStorage storage, Declarations declarations,
                                                   Clock clock) {
         long now = clock.nowMs();
         List<Map<String, Object>> out = new ArrayList<>();
-        for (PostgresBackfillPositions.Report r : positions.report()) {
+        for (BackfillPass.Progress r : storage.backfillProgress()) {
             StoredCheckpoint c = r.checkpoint();
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("partition", c.partition());
@@ -41,10 +41,10 @@ public final class CheckpointReport {
                     ? declarations.definition(c.name()) : Optional.empty();
             m.put("declaredHere", def.isPresent());
             if (r.pass().isPresent()) {
-                Pass p = r.pass().get();
+                BackfillPass p = r.pass().get();
                 Map<String, Object> pass = new LinkedHashMap<>();
                 pass.put("number", (long) p.pass());
-                pass.put("mode", p.mode() == PostgresBackfillPositions.Mode.FULL ? "full" : "catch-up");
+                pass.put("mode", p.mode().stored());
                 pass.put("position", p.positionKey());
                 pass.put("watermark", p.watermark());
                 pass.put("exhausted", p.exhausted());
@@ -56,9 +56,9 @@ public final class CheckpointReport {
                 pass.put("rowsPerSecond", Math.round(rate * 10) / 10.0);
                 if (def.isPresent() && c.state() != CheckpointState.ACTIVATED && !p.exhausted()) {
                     List<String> sources = def.get().sourceTables();
-                    long total = p.mode() == PostgresBackfillPositions.Mode.FULL
-                            ? positions.countSourceRows(c.partition(), sources)
-                            : positions.countChanges(c.partition(), sources, p.fromSeq(), p.watermark());
+                    long total = p.mode() == BackfillPass.Mode.FULL
+                            ? storage.countSourceRows(c.partition(), sources)
+                            : storage.countChanges(c.partition(), sources, p.fromSeq(), p.watermark());
                     long left = Math.max(0, total - p.passRows());
                     pass.put("rowsTotal", total);
                     if (rate > 0) pass.put("etaSeconds", (long) Math.ceil(left / rate));

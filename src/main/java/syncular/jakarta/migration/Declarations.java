@@ -14,7 +14,6 @@ import syncular.jakarta.storage.PendingCheckpoint;
 import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.ServeGateRefusal;
 import syncular.jakarta.storage.ServerStorage;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
 
 /**
  * What this process declares (issue 7 "Declarations"): the {@link BackfillDefinition}s for the RUNNING schema version,
@@ -35,18 +34,15 @@ public final class Declarations {
     private final int runningVersion;
     private final Map<String, BackfillDefinition> byName;
     private final ServerStorage storage;
-    private final PostgresBackfillPositions positions;
 
     /**
      * @param all every definition deployed or configured; those for other versions are ignored (they belong to an
      *            earlier or later bump)
      * @throws IllegalArgumentException when two definitions for the running version share a name
      */
-    public Declarations(Collection<BackfillDefinition> all, int runningVersion, ServerStorage storage,
-                        PostgresBackfillPositions positions) {
+    public Declarations(Collection<BackfillDefinition> all, int runningVersion, ServerStorage storage) {
         this.runningVersion = runningVersion;
         this.storage = storage;
-        this.positions = positions;
         Map<String, BackfillDefinition> map = new LinkedHashMap<>();
         for (BackfillDefinition d : all) {
             if (d.schemaVersion() != runningVersion) continue;
@@ -72,10 +68,10 @@ public final class Declarations {
     /** The declaration list for {@code ensureSchema} and the gate, as the class comment describes. */
     public List<CheckpointDeclaration> current() {
         if (byName.isEmpty()) return List.of();
-        List<PendingCheckpoint> pending = positions.pending(runningVersion, byName.keySet());
+        List<PendingCheckpoint> pending = storage.pendingCheckpoints(runningVersion, byName.keySet());
         List<CheckpointDeclaration> out = new ArrayList<>();
         if (storage.writerVersion() != runningVersion) {
-            Set<String> partitions = new LinkedHashSet<>(positions.knownPartitions());
+            Set<String> partitions = new LinkedHashSet<>(storage.knownPartitions());
             for (PendingCheckpoint p : pending) partitions.add(p.partition());
             for (String partition : partitions) {
                 for (String name : byName.keySet()) out.add(new CheckpointDeclaration(partition, name, runningVersion));

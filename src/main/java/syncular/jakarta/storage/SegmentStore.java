@@ -10,6 +10,16 @@ import java.util.Optional;
  * row cursors) is a publication with its own lifetime. A download never unions grants across partitions or epochs.
  */
 public interface SegmentStore {
+    /** {@code sha256:} + lowercase hex of SHA-256 of the uncompressed bytes (§5.1): a segment's id. */
+    static String segmentId(byte[] bytes) {
+        try {
+            return "sha256:" + java.util.HexFormat.of().formatHex(
+                    java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
     /** Stores the bytes (idempotent by content) and the publication; an equal context only extends its lifetime. */
     Publication publish(Publication publication, byte[] bytes);
 

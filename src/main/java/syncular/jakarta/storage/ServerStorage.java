@@ -117,17 +117,23 @@ public interface ServerStorage {
     /** Inserts the declared row and raises the fence in one transaction; idempotent; never lowers a fence. */
     StoredCheckpoint declareCheckpoint(String partition, String name, int schemaVersion, long nowMs);
 
-    /** Owner epoch + 1, declared → backfilling. Absent or activated → {@link StorageErrorCode#CHECKPOINT_NOT_DECLARED}. */
-    StoredCheckpoint claimCheckpoint(String partition, String name, int schemaVersion, long nowMs);
+    /** Non-activated checkpoints at {@code schemaVersion} with one of {@code names}, in every partition. */
+    List<PendingCheckpoint> pendingCheckpoints(int schemaVersion, Collection<String> names);
 
-    /** Owner-epoch compare-and-set; {@code false} when superseded. */
-    boolean advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark, long observedRows,
-                              long nowMs);
+    /** Every partition the commit log or the registry knows (a migration installs checkpoints for each). */
+    List<String> knownPartitions();
 
-    /** Highest commitSeq with a change to one of {@code tables}; 0 when none. */
-    long sourceCoverageSeq(String partition, Collection<String> tables);
+    /** Raises every registered partition's writer fence to at least {@code version}; returns how many moved. */
+    int raiseRegistryFences(int version);
 
-    SourceCoverage hasSourceChangesAbove(String partition, Collection<String> tables, long seq);
+    /** Every checkpoint with its backfill pass position, for the operator surface. */
+    List<BackfillPass.Progress> backfillProgress();
+
+    /** Rows a full pass over {@code tables} visits in the partition (an ETA's total; a count, not a hot path). */
+    long countSourceRows(String partition, Collection<String> tables);
+
+    /** Log entries a catch-up pass over {@code (fromSeq, throughSeq]} of {@code tables} visits (an ETA's total). */
+    long countChanges(String partition, Collection<String> tables, long fromSeq, long throughSeq);
 
     /**
      * Under the partition lock: fence present and at least the checkpoint's version (else

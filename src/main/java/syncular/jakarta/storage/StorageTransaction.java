@@ -91,6 +91,39 @@ public interface StorageTransaction {
      */
     void rejectPush(String clientId, String clientCommitId, StoredPushResult rejected);
 
+    // ------------------------------------------------ a backfill batch (RFC 0007, issue 7), on its transaction
+
+    /**
+     * Claims the checkpoint for this batch: owner epoch + 1, declared → backfilling (the UPDATE's row lock
+     * serializes claimers); empty when it is activated or absent.
+     */
+    Optional<StoredCheckpoint> claimCheckpoint(String name, int schemaVersion, long nowMs);
+
+    /** The checkpoint's pass position, empty before its first batch. */
+    Optional<BackfillPass> readBackfillPass(String name);
+
+    /** Stores the pass position; it commits with the batch's projection writes and checkpoint advance or not at all. */
+    void saveBackfillPass(BackfillPass pass);
+
+    /** Current rows of a source table after {@code afterRowId} in byte order of row id (keyset, no OFFSET). */
+    List<StoredRow> scanSourceRows(String table, String afterRowId, int limit);
+
+    /** Source changes of the log after ({@code afterSeq}, {@code afterIdx}), at or below {@code throughSeq}. */
+    List<BackfillPass.ChangedRow> changedRows(Collection<String> tables, long afterSeq, int afterIdx, long throughSeq,
+                                              int limit);
+
+    /** Highest commitSeq with a change to one of {@code tables}; 0 when none: the watermark a pass now certifies. */
+    long sourceCoverageSeq(Collection<String> tables);
+
+    /** The partition's pruning horizon (0 when it has no log yet). */
+    long horizonSeq();
+
+    /**
+     * A source change above {@code seq} → {@code CHANGED}, which wins over a horizon past {@code seq} →
+     * {@code UNVERIFIABLE}; else {@code CLEAN} (seeds/003 {@code hasSourceChangesAbove}, one snapshot).
+     */
+    SourceCoverage sourceChangesAbove(Collection<String> tables, long seq);
+
     /** RFC 0007 owner-epoch compare-and-set inside the backfill's write; {@code false} means abort, write nothing. */
     boolean advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs);
 

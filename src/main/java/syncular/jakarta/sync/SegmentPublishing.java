@@ -2,7 +2,6 @@ package syncular.jakarta.sync;
 
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.storage.SegmentStore;
-import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.SegmentRef;
 
@@ -25,7 +24,7 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
     @Override
     public ResponseFrame publish(PullProcessor.SegmentRequest r, byte[] bytes) {
         long now = clock.nowMs();
-        String id = PostgresSegmentStore.segmentId(bytes);
+        String id = SegmentStore.segmentId(bytes);
         SegmentStore.Key key = new SegmentStore.Key(r.partition(), r.logEpoch(), r.table(), r.schemaVersion(),
                 SegmentRef.MediaType.ROWS.code(), r.scopeDigest(), r.asOfCommitSeq(), r.rowCursor(), r.nextRowCursor());
         store.publish(new SegmentStore.Publication(id, key, bytes.length, r.rowCount(), now, now + ttlMs), bytes);

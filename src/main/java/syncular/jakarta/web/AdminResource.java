@@ -53,7 +53,7 @@ public class AdminResource {
         body.put("runningSchemaVersion", (long) parts.schema().version());
         body.put("declares", parts.declarations().names().stream().sorted().toList());
         body.put("refusal", parts.declarations().refusal().orElse(null));
-        body.put("checkpoints", CheckpointReport.build(parts.backfillPositions(), parts.declarations(),
+        body.put("checkpoints", CheckpointReport.build(parts.storage(), parts.declarations(),
                 parts.clock()));
         return Response.ok(Json.write(body), MediaType.APPLICATION_JSON).header("Cache-Control", "no-store").build();
     }

@@ -15,7 +15,6 @@ import jakarta.ejb.TransactionAttribute;
 import jakarta.ejb.TransactionAttributeType;
 import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
-import syncular.jakarta.migration.BackfillRunner;
 
 /**
  * Drives RFC 0007 backfills (issue 7, STYLE §6.9): every node ticks and the database elects one worker per batch
@@ -39,7 +38,6 @@ public class BackfillTimer {
     ServerLifecycle lifecycle;
 
     private SyncularConfig.BackfillSettings settings;
-    private BackfillRunner runner;
 
     @PostConstruct
     void schedule() {
@@ -57,16 +55,13 @@ public class BackfillTimer {
         runtime.parts().ifPresent(parts -> {
             try {
                 if (settings.enabled() && !parts.declarations().names().isEmpty()) {
-                    if (runner == null) {
-                        runner = new BackfillRunner(parts.storage(), parts.runner(), parts.backfillPositions(),
-                                parts::schema, parts.declarations(), parts.clock(), settings.batchSize());
-                    }
-                    int raised = parts.backfillPositions().raiseRegistryFences(parts.schema().version());
+                    // the runner of the runtime now in place: a conformance reset or a restart replaces it whole
+                    int raised = parts.storage().raiseRegistryFences(parts.schema().version());
                     if (raised > 0) {
                         LOG.log(Level.INFO, "raised the writer fence of {0} partition(s) first seen after the "
                                 + "migration to schema version {1}", raised, parts.schema().version());
                     }
-                    runner.tickFor(settings.tickBudgetMs());
+                    parts.backfill().tickFor(settings.tickBudgetMs());
                 }
                 runtime.refreshServeGate();
             } catch (RuntimeException e) {

@@ -19,6 +19,7 @@ import syncular.jakarta.host.RowValidator;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.migration.BackfillRunner;
 import syncular.jakarta.migration.Declarations;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.StorageErrorCode;
@@ -26,7 +27,6 @@ import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
 import syncular.jakarta.storage.SegmentStore;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SegmentDownload;
@@ -72,7 +72,7 @@ public class SyncRuntime {
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
                         Authenticator authenticator, ScopeResolver resolver, Clock clock, DataSource dataSource,
                         TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload,
-                        Declarations declarations, PostgresBackfillPositions backfillPositions) { }
+                        Declarations declarations, BackfillRunner backfill) { }
 
     /** The readiness check that is DOWN while the serve gate refuses this process (RFC 0007, issue 7). */
     static final String CHECK_SERVE_GATE = "serve-gate";
@@ -84,11 +84,10 @@ public class SyncRuntime {
         Clock clock = override.map(HostOverride::clock).orElse(Clock.SYSTEM);
         PostgresServerStorage storage = new PostgresServerStorage(ds, runner, clock::nowMs,
                 config.limits().lockTimeoutMs(), override.isPresent() ? 0 : config.limits().partitionTouchIntervalMs());
-        PostgresBackfillPositions positions = new PostgresBackfillPositions(storage, ds);
-        positions.install();
+        storage.migrate();   // the base tables the declaration reads below need, before the first ensureSchema
         List<BackfillDefinition> definitions = new ArrayList<>(config.backfill().definitions());
         backfillDefinitions.forEach(definitions::add);
-        Declarations declarations = new Declarations(definitions, schema.version(), storage, positions);
+        Declarations declarations = new Declarations(definitions, schema.version(), storage);
         try {
             storage.ensureSchema(schema, declarations.current());
         } catch (StorageException e) {
@@ -112,7 +111,7 @@ public class SyncRuntime {
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
-                positions);
+                new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize()));
         parts = started;
         refreshServeGate();
         return started;

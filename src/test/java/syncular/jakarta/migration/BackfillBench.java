@@ -19,7 +19,7 @@ import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
+import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.PushProcessor;
 import syncular.jakarta.wire.PushCommit;
@@ -104,12 +104,10 @@ public final class BackfillBench {
             }
             PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db),
                     System::currentTimeMillis);
-            PostgresBackfillPositions positions = new PostgresBackfillPositions(storage, db);
-            positions.install();
             Declarations declarations = new Declarations(List.<syncular.jakarta.host.BackfillDefinition>of(
-                    new ColumnCopyProjection("titles_v2", 2, "tasks", "task_titles")), 2, storage, positions);
+                    new ColumnCopyProjection("titles_v2", 2, "tasks", "task_titles")), 2, storage);
             storage.ensureSchema(v2, declarations.current());
-            BackfillRunner runner = new BackfillRunner(storage, new JdbcTransactionRunner(db), positions, () -> v2,
+            BackfillRunner runner = new BackfillRunner(storage, () -> v2,
                     declarations, System::currentTimeMillis, batch);
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
             AtomicBoolean stop = new AtomicBoolean();
@@ -119,10 +117,10 @@ public final class BackfillBench {
             long t0 = System.nanoTime();
             long fullPassMs = -1;
             long fullPassBatches = 0;
-            while (!positions.pending(2, declarations.names()).isEmpty()) {
+            while (!storage.pendingCheckpoints(2, declarations.names()).isEmpty()) {
                 runner.tick();
                 if (fullPassMs < 0) {
-                    PostgresBackfillPositions.Pass pass = positions.report().get(0).pass().orElse(null);
+                    BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
                     if (pass != null && (pass.pass() > 1 || pass.exhausted())) {
                         fullPassMs = (System.nanoTime() - t0) / 1_000_000;
                         fullPassBatches = pass.pass() == 1 ? pass.batches() : -1;

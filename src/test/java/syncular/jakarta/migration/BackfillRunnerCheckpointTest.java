@@ -1,5 +1,6 @@
 package syncular.jakarta.migration;
 
+import syncular.jakarta.storage.Checkpoints;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -33,7 +34,7 @@ import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
+import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.RowCodec;
 
@@ -63,7 +64,6 @@ class BackfillRunnerCheckpointTest {
     EmbeddedPostgresSupport.Pool db;
     PostgresServerStorage old;
     PostgresServerStorage storage;
-    PostgresBackfillPositions positions;
     Declarations declarations;
 
     @BeforeEach
@@ -80,11 +80,9 @@ class BackfillRunnerCheckpointTest {
     /** Migrates a fresh v2 storage with the definition declared (what SyncRuntime does at start). */
     BackfillRunner migrate(BackfillDefinition def, int batchSize) {
         storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::get);
-        positions = new PostgresBackfillPositions(storage, db);
-        positions.install();
-        declarations = new Declarations(List.of(def), 2, storage, positions);
+        declarations = new Declarations(List.of(def), 2, storage);
         storage.ensureSchema(v2, declarations.current());
-        return new BackfillRunner(storage, new JdbcTransactionRunner(db), positions, () -> v2, declarations,
+        return new BackfillRunner(storage, () -> v2, declarations,
                 clock::get, batchSize);
     }
 
@@ -174,7 +172,7 @@ class BackfillRunnerCheckpointTest {
 
     @Test
     void aFullPassWritesThroughThePushPathInBatchTransactionsAndActivates() throws Exception {
-        long coverage = old.sourceCoverageSeq(partition, List.of("tasks"));
+        long coverage = Checkpoints.coverage(old, partition, List.of("tasks"));
         BackfillRunner runner = migrate(10);
         assertEquals(CheckpointState.DECLARED, checkpoint().state());
         assertEquals(3, runner.runToCompletion(10), "3 batches (10, 10, 5 rows), activation in the tick of the third");
@@ -240,10 +238,10 @@ class BackfillRunnerCheckpointTest {
         StoredCheckpoint cp = checkpoint();
         assertEquals(CheckpointState.ACTIVATED, cp.state());
         assertTrue(cp.watermark() > w1, "the catch-up pass certifies the new coverage");
-        assertEquals(storage.sourceCoverageSeq(partition, List.of("tasks")), cp.watermark());
+        assertEquals(Checkpoints.coverage(storage, partition, List.of("tasks")), cp.watermark());
         assertEquals(sources(), projection(), "updated, inserted and deleted rows all reached the projection");
-        PostgresBackfillPositions.Report report = positions.report().get(0);
-        assertEquals(PostgresBackfillPositions.Mode.CATCH_UP, report.pass().orElseThrow().mode());
+        BackfillPass.Progress report = storage.backfillProgress().get(0);
+        assertEquals(BackfillPass.Mode.CATCH_UP, report.pass().orElseThrow().mode());
         assertEquals(3, report.pass().get().passRows(), "the catch-up pass read only the three changed rows");
     }
 
@@ -261,9 +259,9 @@ class BackfillRunnerCheckpointTest {
         runner.runToCompletion(10);
         assertEquals(CheckpointState.ACTIVATED, checkpoint().state());
         assertEquals(sources(), projection());
-        PostgresBackfillPositions.Pass pass = positions.report().get(0).pass().orElseThrow();
+        BackfillPass pass = storage.backfillProgress().get(0).pass().orElseThrow();
         assertEquals(2, pass.pass());
-        assertEquals(PostgresBackfillPositions.Mode.FULL, pass.mode());
+        assertEquals(BackfillPass.Mode.FULL, pass.mode());
         assertEquals(25, pass.passRows(), "a fresh full pass over every source row");
         assertEquals(storage.getHorizonSeq(partition), checkpoint().watermark(),
                 "the log was pruned past every source change: the horizon is the certified watermark");
@@ -306,10 +304,10 @@ class BackfillRunnerCheckpointTest {
         BackfillRunner runner = migrate(crashing, 10);
         runner.tick();
         StoredCheckpoint afterFirst = checkpoint();
-        PostgresBackfillPositions.Pass passAfterFirst = positions.report().get(0).pass().orElseThrow();
+        BackfillPass passAfterFirst = storage.backfillProgress().get(0).pass().orElseThrow();
         runner.tick();   // crashes: logged, rolled back
         assertEquals(afterFirst, checkpoint(), "claim, watermark and observed rows rolled back with the batch");
-        assertEquals(passAfterFirst, positions.report().get(0).pass().orElseThrow(), "the position did not move");
+        assertEquals(passAfterFirst, storage.backfillProgress().get(0).pass().orElseThrow(), "the position did not move");
         assertEquals(List.of("1:1:0/"), backfillCommitIds(), "no commit of the failed batch");
 
         runner.runToCompletion(10);
@@ -332,10 +330,8 @@ class BackfillRunnerCheckpointTest {
         String registeredOnly = EmbeddedPostgresSupport.partition("reg");
         old.touchPartition(registeredOnly, clock.get(), "e1");
         PostgresServerStorage fresh = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::get);
-        PostgresBackfillPositions pos = new PostgresBackfillPositions(fresh, db);
-        pos.install();
         Declarations d = new Declarations(List.of(new ColumnCopyProjection(NAME, 2, "tasks", "task_titles"),
-                new ColumnCopyProjection("for_v3", 3, "tasks", "task_titles")), 2, fresh, pos);
+                new ColumnCopyProjection("for_v3", 3, "tasks", "task_titles")), 2, fresh);
         assertEquals(List.of(NAME), List.copyOf(d.names()), "a definition for another version is not declared");
         List<CheckpointDeclaration> before = d.current();
         assertTrue(before.contains(new CheckpointDeclaration(partition, NAME, 2)), "a partition with commits");
@@ -344,11 +340,11 @@ class BackfillRunnerCheckpointTest {
         assertEquals(2, fresh.readCheckpoints(registeredOnly).size() + fresh.readCheckpoints(partition).size());
         assertEquals(before.size(), d.current().size(), "both still pending after the migration");
         assertTrue(d.refusal().isEmpty(), "the declaring process serves");
-        Declarations none = new Declarations(List.of(), 2, fresh, pos);
+        Declarations none = new Declarations(List.of(), 2, fresh);
         assertTrue(none.refusal().orElseThrow().contains(NAME), "a process without the definition refuses");
         assertThrows(IllegalArgumentException.class, () -> new Declarations(List.of(
                 new ColumnCopyProjection(NAME, 2, "tasks", "a"), new ColumnCopyProjection(NAME, 2, "tasks", "b")),
-                2, fresh, pos));
+                2, fresh));
     }
 
     @Test
@@ -368,7 +364,7 @@ class BackfillRunnerCheckpointTest {
         migrate(10);
         String late = EmbeddedPostgresSupport.partition("late");
         storage.touchPartition(late, clock.get(), "e1");   // the touch itself raises the new partition's fence
-        assertEquals(0, positions.raiseRegistryFences(2), "the timer's sweep finds nothing left: never twice");
+        assertEquals(0, storage.raiseRegistryFences(2), "the timer's sweep finds nothing left: never twice");
         StorageException fenced = assertThrows(StorageException.class, () -> old.inTransaction(late, tx -> {
             tx.lockPartitionForPush();
             return tx.appendCommit(new NewCommit("client-1", "x", "actor-1", 0, List.of()));
@@ -384,7 +380,7 @@ class BackfillRunnerCheckpointTest {
         runner.runBatch(partition, def);
         clock.set(11_000);
         runner.runBatch(partition, def);   // 10 of 25 rows in 1 s of pass time
-        List<Map<String, Object>> report = CheckpointReport.build(positions, declarations, clock::get);
+        List<Map<String, Object>> report = CheckpointReport.build(storage, declarations, clock::get);
         assertEquals(1, report.size());
         Map<String, Object> cp = report.get(0);
         assertEquals(partition, cp.get("partition"));
@@ -398,8 +394,8 @@ class BackfillRunnerCheckpointTest {
         assertEquals(10.0, pass.get("rowsPerSecond"));
         assertEquals(25L, pass.get("rowsTotal"));
         assertEquals(2L, pass.get("etaSeconds"), "15 rows left at 10 rows/s");
-        Declarations elsewhere = new Declarations(List.of(), 2, storage, positions);
-        Map<String, Object> seenElsewhere = CheckpointReport.build(positions, elsewhere, clock::get).get(0);
+        Declarations elsewhere = new Declarations(List.of(), 2, storage);
+        Map<String, Object> seenElsewhere = CheckpointReport.build(storage, elsewhere, clock::get).get(0);
         assertEquals(false, seenElsewhere.get("declaredHere"));
         assertFalse(((Map<?, ?>) seenElsewhere.get("pass")).containsKey("etaSeconds"),
                 "no ETA where the sources are unknown");

@@ -20,7 +20,7 @@ import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
-import syncular.jakarta.storage.postgres.PostgresBackfillPositions;
+import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
@@ -62,9 +62,7 @@ class HandlerServeGateCheckpointTest {
     void setUp() {
         db = EmbeddedPostgresSupport.newDatabase();
         storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), System::currentTimeMillis);
-        PostgresBackfillPositions positions = new PostgresBackfillPositions(storage, db);
-        positions.install();
-        Declarations declarations = new Declarations(List.<BackfillDefinition>of(), 2, storage, positions);
+        Declarations declarations = new Declarations(List.<BackfillDefinition>of(), 2, storage);
         storage.ensureSchema(v2, declarations.current());
         ScopeResolver resolver = identity -> {
             Runnable r = inBetween.getAndSet(null);

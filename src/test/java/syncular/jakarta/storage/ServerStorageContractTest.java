@@ -479,14 +479,14 @@ public abstract class ServerStorageContractTest {
         StoredCheckpoint declared = storage().declareCheckpoint(p, "proj", v, 10);
         assertEquals(CheckpointState.DECLARED, declared.state());
         assertEquals(List.of(declared), storage().readCheckpoints(p));
-        StoredCheckpoint claimed = storage().claimCheckpoint(p, "proj", v, 11);
+        StoredCheckpoint claimed = Checkpoints.claim(storage(), p, "proj", v, 11);
         assertEquals(CheckpointState.BACKFILLING, claimed.state());
         assertEquals(1, claimed.ownerEpoch());
         push(p, "c1", row("a1", "p1", 1));
-        long watermark = storage().sourceCoverageSeq(p, List.of("tasks"));
+        long watermark = Checkpoints.coverage(storage(), p, List.of("tasks"));
         assertEquals(1, watermark);
-        assertTrue(storage().advanceCheckpoint(p, "proj", 1, watermark, 1, 12));
-        assertEquals(SourceCoverage.CLEAN, storage().hasSourceChangesAbove(p, List.of("tasks"), watermark));
+        assertTrue(Checkpoints.advance(storage(), p, "proj", 1, watermark, 1, 12));
+        assertEquals(SourceCoverage.CLEAN, Checkpoints.changesAbove(storage(), p, List.of("tasks"), watermark));
         assertEquals(ActivationOutcome.ACTIVATED,
                 storage().activateCheckpoint(p, "proj", 1, watermark, List.of("tasks"), 13));
         StoredCheckpoint activated = storage().readCheckpoints(p).get(0);
@@ -502,20 +502,20 @@ public abstract class ServerStorageContractTest {
         int v = schema().version();
         storage().touchPartition(p, 1, "e");
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
-                () -> storage().claimCheckpoint(p, "proj", v, 0)).code());
+                () -> Checkpoints.claim(storage(), p, "proj", v, 0)).code());
         assertEquals(StorageErrorCode.CHECKPOINT_FENCE_MISSING, assertThrows(StorageException.class,
                 () -> storage().activateCheckpoint(p, "proj", 1, 0, List.of("tasks"), 0)).code());
         storage().declareCheckpoint(p, "proj", v, 0);
-        long first = storage().claimCheckpoint(p, "proj", v, 0).ownerEpoch();
-        long second = storage().claimCheckpoint(p, "proj", v, 0).ownerEpoch();
+        long first = Checkpoints.claim(storage(), p, "proj", v, 0).ownerEpoch();
+        long second = Checkpoints.claim(storage(), p, "proj", v, 0).ownerEpoch();
         assertTrue(second > first);
-        assertFalse(storage().advanceCheckpoint(p, "proj", first, 5, 5, 0), "a superseded owner writes nothing");
+        assertFalse(Checkpoints.advance(storage(), p, "proj", first, 5, 5, 0), "a superseded owner writes nothing");
         push(p, "c1", row("a1", "p1", 1));
         push(p, "c2", row("a2", "p1", 1));
-        assertEquals(SourceCoverage.CHANGED, storage().hasSourceChangesAbove(p, List.of("tasks"), 1));
+        assertEquals(SourceCoverage.CHANGED, Checkpoints.changesAbove(storage(), p, List.of("tasks"), 1));
         assertEquals(ActivationOutcome.STALE, storage().activateCheckpoint(p, "proj", second, 1, List.of("tasks"), 0));
         storage().pruneCommitsThrough(p, new CommitPruneQuery("e", 2));
-        assertEquals(SourceCoverage.UNVERIFIABLE, storage().hasSourceChangesAbove(p, List.of("tasks"), 1));
+        assertEquals(SourceCoverage.UNVERIFIABLE, Checkpoints.changesAbove(storage(), p, List.of("tasks"), 1));
         assertEquals(ActivationOutcome.UNVERIFIABLE,
                 storage().activateCheckpoint(p, "proj", second, 1, List.of("tasks"), 0));
         assertEquals(CheckpointState.BACKFILLING, storage().readCheckpoints(p).get(0).state());

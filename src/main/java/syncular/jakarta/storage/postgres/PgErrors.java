@@ -37,6 +37,26 @@ public final class PgErrors {
         return new StorageException(code, java.util.Map.of(), isOperationRefusal(code) ? opIndex : -1, failure);
     }
 
+    /**
+     * Aborts a connection whose session the database ended, so its pool destroys it instead of handing it out
+     * again (Payara marks it for removal, at the end of its transaction if one is in progress). Best effort: a
+     * driver or pool without {@code abort} leaves it to the pool's validation.
+     */
+    public static void abort(java.sql.Connection c) {
+        try {
+            c.abort(Runnable::run);
+        } catch (SQLException | RuntimeException | AbstractMethodError ignored) {
+            // nothing more to do here; the pool's validation or exception sorter evicts it
+        }
+    }
+
+    /** {@link #classify} of a failure on {@code c}; a lost connection is {@linkplain #abort aborted} first. */
+    static StorageException classifyOn(java.sql.Connection c, SQLException failure) {
+        StorageException e = classify(failure);
+        if (e.code() == StorageErrorCode.CONNECTION_LOST) abort(c);
+        return e;
+    }
+
     /** The refusals that belong to the written values, not to the infrastructure: a retry fails the same way. */
     public static boolean isOperationRefusal(StorageErrorCode code) {
         return code == StorageErrorCode.CONSTRAINT_VIOLATION || code == StorageErrorCode.DATA_REJECTED;

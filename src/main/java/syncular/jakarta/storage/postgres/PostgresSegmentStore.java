@@ -1,14 +1,11 @@
 package syncular.jakarta.storage.postgres;
 
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -79,18 +76,9 @@ public final class PostgresSegmentStore implements SegmentStore {
 
     public PostgresSegmentStore(DataSource dataSource) { this.dataSource = dataSource; }
 
-    /** {@code sha256:} + lowercase hex of SHA-256 of the uncompressed bytes (§5.1). */
-    public static String segmentId(byte[] bytes) {
-        try {
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
-    }
-
     @Override
     public Publication publish(Publication p, byte[] bytes) {
-        if (!p.segmentId().equals(segmentId(bytes))) {
+        if (!p.segmentId().equals(SegmentStore.segmentId(bytes))) {
             throw new IllegalArgumentException("a segment id must be the SHA-256 of its bytes");
         }
         return run(c -> {

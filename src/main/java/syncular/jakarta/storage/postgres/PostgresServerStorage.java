@@ -15,6 +15,7 @@ import javax.sql.DataSource;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ActivationOutcome;
+import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.ChangeOp;
 import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.ClientCursorInfo;
@@ -105,12 +106,27 @@ public final class PostgresServerStorage implements ServerStorage {
 
     // ------------------------------------------------------------------ schema
 
-    /** The storage DDL alone (idempotent); {@link #ensureSchema} calls it. */
-    public void migrate() { installer.migrateBase(); }
+    /**
+     * The storage DDL alone, the backfill pass table included (idempotent; {@link #ensureSchema} runs it too), so
+     * the declaration reads work before the first {@code ensureSchema} on an empty database.
+     */
+    public void migrate() {
+        installer.migrateBase();
+        read(c -> {
+            try (java.sql.Statement s = c.createStatement()) {
+                s.execute(BackfillSql.CREATE_TABLE);
+            } catch (SQLException e) {
+                // two nodes racing CREATE TABLE IF NOT EXISTS can collide on the catalog; the other one made it
+                if (!"23505".equals(e.getSQLState()) && !"42P07".equals(e.getSQLState())) throw e;
+            }
+            return null;
+        });
+    }
 
     @Override
     public synchronized void ensureSchema(CompiledSchema schema, List<CheckpointDeclaration> declarations) {
         if (installed.ensured && installed.version == schema.version()) return;   // memoized per instance and version
+        migrate();
         installer.ensure(schema, declarations);
         Map<String, RowTable> tables = new LinkedHashMap<>();
         for (TableSchema t : schema.tables()) tables.put(t.name(), new RowTable(t));
@@ -718,50 +734,28 @@ public final class PostgresServerStorage implements ServerStorage {
     }
 
     @Override
-    public StoredCheckpoint claimCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
-        return write(c -> CommitLogSql.claimCheckpoint(c, partition, name, schemaVersion, nowMs)
-                .orElseThrow(() -> new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED)));
+    public List<PendingCheckpoint> pendingCheckpoints(int schemaVersion, Collection<String> names) {
+        return read(c -> BackfillSql.pendingOn(c, schemaVersion, names));
     }
 
     @Override
-    public boolean advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark,
-                                     long observedRows, long nowMs) {
-        return write(c -> advanceCheckpointOn(c, partition, name, ownerEpoch, watermark, observedRows, nowMs));
-    }
+    public List<String> knownPartitions() { return read(BackfillSql::knownPartitionsOn); }
 
-    static boolean advanceCheckpointOn(Connection c, String partition, String name, long ownerEpoch, long watermark,
-                                       long observedRows, long nowMs) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.ADVANCE_CHECKPOINT)) {
-            ps.setLong(1, watermark);
-            ps.setLong(2, observedRows);
-            ps.setLong(3, nowMs);
-            ps.setString(4, partition);
-            ps.setString(5, name);
-            ps.setLong(6, ownerEpoch);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
-            }
-        }
+    @Override
+    public int raiseRegistryFences(int version) { return read(c -> BackfillSql.raiseRegistryFencesOn(c, version)); }
+
+    @Override
+    public List<BackfillPass.Progress> backfillProgress() { return read(BackfillSql::progressOn); }
+
+    @Override
+    public long countSourceRows(String partition, Collection<String> tables) {
+        List<RowTable> t = tables.stream().map(this::table).toList();
+        return read(c -> BackfillSql.countSourceRowsOn(c, t, partition));
     }
 
     @Override
-    public long sourceCoverageSeq(String partition, Collection<String> tables) {
-        if (tables.isEmpty()) return 0;
-        return read(c -> {
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.SOURCE_COVERAGE_SEQ)) {
-                ps.setString(1, partition);
-                ps.setArray(2, c.createArrayOf("text", tables.toArray()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getLong(1);
-                }
-            }
-        });
-    }
-
-    @Override
-    public SourceCoverage hasSourceChangesAbove(String partition, Collection<String> tables, long seq) {
-        return read(c -> sourceChangesAboveOn(c, partition, tables, seq));
+    public long countChanges(String partition, Collection<String> tables, long fromSeq, long throughSeq) {
+        return read(c -> BackfillSql.countChangesOn(c, partition, tables, fromSeq, throughSeq));
     }
 
     static SourceCoverage sourceChangesAboveOn(Connection c, String partition, Collection<String> tables, long seq)

@@ -31,7 +31,8 @@ import syncular.jakarta.storage.StoredRow;
  *
  * <p>The pool validates a connection at most once per interval, not per checkout (issue 14), so a connection the
  * database has killed since (a restart, a fail-over, {@code pg_terminate_backend}) can be handed out: a round trip
- * that fails with the connection lost is retried on a fresh connection, a bounded number of times. Every statement
+ * that fails with the connection lost is aborted (so the pool drops it, JDBC 4.1 {@code Connection.abort}) and the
+ * round trip is retried on a fresh connection, a bounded number of times. Every statement
  * of a session is a read or an idempotent upsert, so a retry after a statement that did reach the database writes
  * nothing twice.
  */
@@ -170,11 +171,11 @@ final class PostgresSession implements StorageSession {
                 return work.run(connection);
             } catch (SQLException e) {
                 StorageException classified = PgErrors.classify(e);
-                if (classified.code() != StorageErrorCode.CONNECTION_LOST || attempt >= CONNECTION_RETRIES
-                        || connection == null) {
-                    throw classified;
-                }
-                release();
+                if (classified.code() != StorageErrorCode.CONNECTION_LOST || connection == null) throw classified;
+                // the pool must not hand this one out again: abort marks it for removal (JDBC 4.1)
+                PgErrors.abort(connection);
+                connection = null;
+                if (attempt >= CONNECTION_RETRIES) throw classified;
             }
         }
     }

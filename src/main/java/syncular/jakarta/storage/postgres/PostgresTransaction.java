@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.PushKey;
 import syncular.jakarta.storage.PushPreamble;
@@ -20,6 +21,8 @@ import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.ServeGate;
+import syncular.jakarta.storage.SourceCoverage;
+import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageTransaction;
@@ -93,7 +96,7 @@ final class PostgresTransaction implements StorageTransaction {
                 isResultSet = ps.getMoreResults();
             }
         } catch (SQLException e) {
-            throw PgErrors.classify(e);
+            throw PgErrors.classifyOn(c, e);
         }
     }
 
@@ -249,12 +252,8 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public List<StoredRow> scanRows(RowScanQuery query) {
-        if (isolationPending) run("SELECT 1", null, IGNORE);
-        try {
-            return PostgresServerStorage.scanRowsOn(c, storage.table(query.table()), partition, query);
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
+        RowTable t = storage.table(query.table());
+        return on(c -> PostgresServerStorage.scanRowsOn(c, t, partition, query));
     }
 
     @Override
@@ -285,6 +284,8 @@ final class PostgresTransaction implements StorageTransaction {
             t.bindUpsert(ps, 1, partition, row.rowId(), row.serverVersion(), scopesJson, row.scopes(), row.payload());
             ps.execute();
         } catch (SQLException e) {
+            StorageException classified = PgErrors.classifyOn(c, e);
+            if (classified.code() == StorageErrorCode.CONNECTION_LOST) throw classified;
             throw PgErrors.classifyRowWrite(e, opIndex);
         }
     }
@@ -480,6 +481,62 @@ final class PostgresTransaction implements StorageTransaction {
             return i;
         }, (index, rs) -> advanced[0] = rs.next());   // RETURNING, not an update count (seeds/003)
         return advanced[0];
+    }
+
+    // ------------------------------------------------------------ a backfill batch
+
+    @Override
+    public Optional<StoredCheckpoint> claimCheckpoint(String name, int schemaVersion, long nowMs) {
+        return on(c -> CommitLogSql.claimCheckpoint(c, partition, name, schemaVersion, nowMs));
+    }
+
+    @Override
+    public Optional<BackfillPass> readBackfillPass(String name) {
+        return on(c -> BackfillSql.readPassOn(c, partition, name));
+    }
+
+    @Override
+    public void saveBackfillPass(BackfillPass pass) {
+        if (!pass.partition().equals(partition)) throw new IllegalArgumentException("a pass of another partition");
+        on(c -> {
+            BackfillSql.savePassOn(c, pass);
+            return null;
+        });
+    }
+
+    @Override
+    public List<StoredRow> scanSourceRows(String table, String afterRowId, int limit) {
+        RowTable t = storage.table(table);
+        return on(c -> BackfillSql.scanSourceOn(c, t, partition, afterRowId, limit));
+    }
+
+    @Override
+    public List<BackfillPass.ChangedRow> changedRows(Collection<String> tables, long afterSeq, int afterIdx,
+                                                     long throughSeq, int limit) {
+        return on(c -> BackfillSql.changedRowsOn(c, partition, tables, afterSeq, afterIdx, throughSeq, limit));
+    }
+
+    @Override
+    public long sourceCoverageSeq(Collection<String> tables) {
+        return on(c -> BackfillSql.coverageOn(c, partition, tables));
+    }
+
+    @Override
+    public long horizonSeq() { return on(c -> BackfillSql.horizonOn(c, partition)); }
+
+    @Override
+    public SourceCoverage sourceChangesAbove(Collection<String> tables, long seq) {
+        return on(c -> BackfillSql.changesAboveOn(c, partition, tables, seq));
+    }
+
+    /** Runs {@code work} on this transaction's connection, the isolation level sent first if nothing ran yet. */
+    private <T> T on(PostgresServerStorage.SqlRead<T> work) {
+        if (isolationPending) run("SELECT 1", null, IGNORE);
+        try {
+            return work.run(c);
+        } catch (SQLException e) {
+            throw PgErrors.classifyOn(c, e);
+        }
     }
 
     @Override

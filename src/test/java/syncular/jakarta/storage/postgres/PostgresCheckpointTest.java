@@ -1,5 +1,6 @@
 package syncular.jakarta.storage.postgres;
 
+import syncular.jakarta.storage.Checkpoints;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -70,7 +71,7 @@ class PostgresCheckpointTest {
         String p = EmbeddedPostgresSupport.partition("declare");
         StoredCheckpoint cp = storage.declareCheckpoint(p, "b-proj", 1, 10);
         assertEquals(new StoredCheckpoint(p, "b-proj", 1, CheckpointState.DECLARED, 0, 0, 0, 10), cp);
-        StoredCheckpoint claimed = storage.claimCheckpoint(p, "b-proj", 1, 20);
+        StoredCheckpoint claimed = Checkpoints.claim(storage, p, "b-proj", 1, 20);
         assertEquals(claimed, storage.declareCheckpoint(p, "b-proj", 1, 30), "a re-declare changes nothing");
         storage.declareCheckpoint(p, "a-proj", 1, 40);
         assertEquals(List.of("a-proj", "b-proj"), storage.readCheckpoints(p).stream().map(StoredCheckpoint::name)
@@ -96,7 +97,7 @@ class PostgresCheckpointTest {
             long now = i;
             Callable<StoredCheckpoint> claim = () -> {
                 start.await();
-                return storage.claimCheckpoint(p, "proj", 1, now);
+                return Checkpoints.claim(storage, p, "proj", 1, now);
             };
             futures.add(pool.submit(claim));
         }
@@ -115,27 +116,27 @@ class PostgresCheckpointTest {
     void claimingAnAbsentOrActivatedCheckpointIsRefused() {
         String p = EmbeddedPostgresSupport.partition("claim-absent");
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
-                () -> storage.claimCheckpoint(p, "nope", 1, 0)).code());
+                () -> Checkpoints.claim(storage, p, "nope", 1, 0)).code());
         storage.declareCheckpoint(p, "proj", 1, 0);
-        long epoch = storage.claimCheckpoint(p, "proj", 1, 0).ownerEpoch();
+        long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 5));
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
-                () -> storage.claimCheckpoint(p, "proj", 1, 0)).code());
+                () -> Checkpoints.claim(storage, p, "proj", 1, 0)).code());
     }
 
     @Test @Seed("003 advanceCheckpoint: owner-epoch compare-and-set")
     void aStaleAdvanceIsANoOpReturningFalse() {
         String p = EmbeddedPostgresSupport.partition("advance");
         storage.declareCheckpoint(p, "proj", 1, 0);
-        long first = storage.claimCheckpoint(p, "proj", 1, 1).ownerEpoch();
-        assertTrue(storage.advanceCheckpoint(p, "proj", first, 7, 70, 2));
-        long second = storage.claimCheckpoint(p, "proj", 1, 3).ownerEpoch();
-        assertFalse(storage.advanceCheckpoint(p, "proj", first, 99, 990, 4), "the superseded owner");
+        long first = Checkpoints.claim(storage, p, "proj", 1, 1).ownerEpoch();
+        assertTrue(Checkpoints.advance(storage, p, "proj", first, 7, 70, 2));
+        long second = Checkpoints.claim(storage, p, "proj", 1, 3).ownerEpoch();
+        assertFalse(Checkpoints.advance(storage, p, "proj", first, 99, 990, 4), "the superseded owner");
         StoredCheckpoint cp = storage.readCheckpoints(p).get(0);
         assertEquals(7, cp.watermark());
         assertEquals(70, cp.observedRows());
         assertEquals(second, cp.ownerEpoch());
-        assertTrue(storage.advanceCheckpoint(p, "proj", second, 8, 80, 5));
+        assertTrue(Checkpoints.advance(storage, p, "proj", second, 8, 80, 5));
         assertEquals(8, storage.readCheckpoints(p).get(0).watermark());
     }
 
@@ -143,7 +144,7 @@ class PostgresCheckpointTest {
     void theTransactionAdvanceCommitsOrRollsBackWithTheWrite() {
         String p = EmbeddedPostgresSupport.partition("tx-advance");
         storage.declareCheckpoint(p, "proj", 1, 0);
-        long epoch = storage.claimCheckpoint(p, "proj", 1, 0).ownerEpoch();
+        long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         assertThrows(IllegalStateException.class, () -> storage.inTransaction(p, tx -> {
             assertTrue(tx.advanceCheckpoint("proj", epoch, 5, 50, 1));
             throw new IllegalStateException("the backfill write failed");
@@ -159,20 +160,20 @@ class PostgresCheckpointTest {
     @Test @Seed("003 sourceCoverageSeq / hasSourceChangesAbove")
     void coverageAndSourceChangesFollowTheLogAndTheHorizon() {
         String p = EmbeddedPostgresSupport.partition("coverage");
-        assertEquals(0, storage.sourceCoverageSeq(p, SOURCES));
+        assertEquals(0, Checkpoints.coverage(storage, p, SOURCES));
         push(p, "a");
         push(p, "b");
-        assertEquals(2, storage.sourceCoverageSeq(p, SOURCES));
-        assertEquals(0, storage.sourceCoverageSeq(p, List.of("other_table")));
-        assertEquals(0, storage.sourceCoverageSeq(p, List.of()));
-        assertEquals(SourceCoverage.CHANGED, storage.hasSourceChangesAbove(p, SOURCES, 1));
-        assertEquals(SourceCoverage.CLEAN, storage.hasSourceChangesAbove(p, SOURCES, 2));
-        assertEquals(SourceCoverage.CLEAN, storage.hasSourceChangesAbove(p, List.of(), 0));
+        assertEquals(2, Checkpoints.coverage(storage, p, SOURCES));
+        assertEquals(0, Checkpoints.coverage(storage, p, List.of("other_table")));
+        assertEquals(0, Checkpoints.coverage(storage, p, List.of()));
+        assertEquals(SourceCoverage.CHANGED, Checkpoints.changesAbove(storage, p, SOURCES, 1));
+        assertEquals(SourceCoverage.CLEAN, Checkpoints.changesAbove(storage, p, SOURCES, 2));
+        assertEquals(SourceCoverage.CLEAN, Checkpoints.changesAbove(storage, p, List.of(), 0));
         storage.touchPartition(p, 0, "e");
         storage.pruneCommitsThrough(p, new CommitPruneQuery("e", 2));
-        assertEquals(SourceCoverage.UNVERIFIABLE, storage.hasSourceChangesAbove(p, SOURCES, 1),
+        assertEquals(SourceCoverage.UNVERIFIABLE, Checkpoints.changesAbove(storage, p, SOURCES, 1),
                 "a pruned window is never reported clean");
-        assertEquals(SourceCoverage.CLEAN, storage.hasSourceChangesAbove(p, SOURCES, 2));
+        assertEquals(SourceCoverage.CLEAN, Checkpoints.changesAbove(storage, p, SOURCES, 2));
     }
 
     @Test @Seed("003 activateCheckpoint: fence first")
@@ -181,7 +182,7 @@ class PostgresCheckpointTest {
         assertEquals(StorageErrorCode.CHECKPOINT_FENCE_MISSING, assertThrows(StorageException.class,
                 () -> storage.activateCheckpoint(p, "absent", 1, 0, SOURCES, 0)).code());
         storage.declareCheckpoint(p, "proj", 2, 0);
-        long epoch = storage.claimCheckpoint(p, "proj", 2, 0).ownerEpoch();
+        long epoch = Checkpoints.claim(storage, p, "proj", 2, 0).ownerEpoch();
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "UPDATE sync_writer_fence SET required_writer_version = 1 WHERE partition = ?")) {
             ps.setString(1, p);   // an operator lowered it by hand: the barrier no longer covers the checkpoint
@@ -197,15 +198,15 @@ class PostgresCheckpointTest {
         String p = EmbeddedPostgresSupport.partition("stale");
         push(p, "a");
         storage.declareCheckpoint(p, "proj", 1, 0);
-        long epoch = storage.claimCheckpoint(p, "proj", 1, 0).ownerEpoch();
-        long watermark = storage.sourceCoverageSeq(p, SOURCES);
+        long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
+        long watermark = Checkpoints.coverage(storage, p, SOURCES);
         push(p, "b");   // the source moved after the watermark was taken
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch, watermark, SOURCES, 1));
         assertEquals(CheckpointState.BACKFILLING, storage.readCheckpoints(p).get(0).state());
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch + 1,
-                storage.sourceCoverageSeq(p, SOURCES), SOURCES, 1), "a superseded owner epoch is stale too");
+                Checkpoints.coverage(storage, p, SOURCES), SOURCES, 1), "a superseded owner epoch is stale too");
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch,
-                storage.sourceCoverageSeq(p, SOURCES), SOURCES, 2));
+                Checkpoints.coverage(storage, p, SOURCES), SOURCES, 2));
     }
 
     @Test @Seed("003 activateCheckpoint: unverifiable after pruning past the watermark; stale wins")
@@ -215,7 +216,7 @@ class PostgresCheckpointTest {
         push(p, "a");
         push(p, "b");
         storage.declareCheckpoint(p, "proj", 1, 0);
-        long epoch = storage.claimCheckpoint(p, "proj", 1, 0).ownerEpoch();
+        long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         storage.pruneCommitsThrough(p, new CommitPruneQuery("e", 2));
         assertEquals(ActivationOutcome.UNVERIFIABLE, storage.activateCheckpoint(p, "proj", epoch, 1, SOURCES, 1));
         push(p, "c");   // seq 3: now there IS a change above watermark 1, and the horizon (2) is past it as well
@@ -228,14 +229,14 @@ class PostgresCheckpointTest {
         String p = EmbeddedPostgresSupport.partition("terminal");
         storage.declareCheckpoint(p, "proj", 1, 0);
         assertTrue(storage.readServeGate(p, 1).pending().stream().anyMatch(x -> x.partition().equals(p)));
-        long epoch = storage.claimCheckpoint(p, "proj", 1, 0).ownerEpoch();
+        long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 9));
         StoredCheckpoint cp = storage.readCheckpoints(p).get(0);
         assertEquals(CheckpointState.ACTIVATED, cp.state());
         assertEquals(9, cp.updatedAtMs());
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 10));
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
-                () -> storage.claimCheckpoint(p, "proj", 1, 0)).code());
+                () -> Checkpoints.claim(storage, p, "proj", 1, 0)).code());
         assertEquals(cp, storage.declareCheckpoint(p, "proj", 1, 11), "a re-declare never resurrects it");
         assertFalse(storage.readServeGate(p, 1).pending().stream().anyMatch(x -> x.partition().equals(p)));
     }
@@ -244,7 +245,7 @@ class PostgresCheckpointTest {
     void activationWaitsForAPushHoldingThePartitionLock() throws Exception {
         String p = EmbeddedPostgresSupport.partition("act-lock");
         storage.declareCheckpoint(p, "proj", 1, 0);
-        long epoch = storage.claimCheckpoint(p, "proj", 1, 0).ownerEpoch();
+        long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Connection holder = db.rawConnection()) {
             holder.setAutoCommit(false);
@@ -310,7 +311,7 @@ class PostgresCheckpointTest {
             assertEquals(0, other.writerVersion(), "a refused ensureSchema memoizes nothing");
             other.ensureSchema(schema, List.of(new CheckpointDeclaration("p1", "proj", 1)));
             assertEquals(1, other.writerVersion());
-            long epoch = first.claimCheckpoint("p1", "proj", 1, 0).ownerEpoch();
+            long epoch = Checkpoints.claim(first, "p1", "proj", 1, 0).ownerEpoch();
             first.activateCheckpoint("p1", "proj", epoch, 0, SOURCES, 0);
             new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L).ensureSchema(schema, List.of());
         }

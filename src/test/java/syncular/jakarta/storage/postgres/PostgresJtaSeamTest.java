@@ -1,5 +1,6 @@
 package syncular.jakarta.storage.postgres;
 
+import syncular.jakarta.storage.Checkpoints;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -106,8 +107,8 @@ class PostgresJtaSeamTest {
             assertTrue(storage.getRow(p, "tasks", "b").isEmpty());
 
             storage.declareCheckpoint(p, "cp", 1, 1);
-            long epoch = storage.claimCheckpoint(p, "cp", 1, 1).ownerEpoch();
-            assertTrue(storage.advanceCheckpoint(p, "cp", epoch, 1, 1, 1));
+            long epoch = Checkpoints.claim(storage, p, "cp", 1, 1).ownerEpoch();
+            assertTrue(Checkpoints.advance(storage, p, "cp", epoch, 1, 1, 1));
             assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "cp", epoch, 1, List.of("tasks"),
                     2));
             assertEquals(1, storage.pruneCommitsThrough(p, new CommitPruneQuery("e1", 1)).removedCommits());

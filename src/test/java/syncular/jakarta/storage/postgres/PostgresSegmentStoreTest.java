@@ -27,7 +27,7 @@ class PostgresSegmentStoreTest {
     void contentAddressedBytesArePublishedPerContextAndSelectedWithoutCrossingPartitionsOrEpochs() {
         String p = EmbeddedPostgresSupport.partition("seg");
         byte[] bytes = ("segment " + p).getBytes(StandardCharsets.UTF_8);
-        String id = PostgresSegmentStore.segmentId(bytes);
+        String id = SegmentStore.segmentId(bytes);
         assertTrue(id.matches("sha256:[0-9a-f]{64}"));
         STORE.publish(new SegmentStore.Publication(id, key(p, "e1", "d1", null), bytes.length, 3, 1_000, 2_000), bytes);
         STORE.publish(new SegmentStore.Publication(id, key(p, "e1", "d2", null), bytes.length, 3, 1_500, 2_500), bytes);
@@ -52,8 +52,8 @@ class PostgresSegmentStoreTest {
         String p = EmbeddedPostgresSupport.partition("sweep");
         byte[] a = ("a " + p).getBytes(StandardCharsets.UTF_8);
         byte[] b = ("b " + p).getBytes(StandardCharsets.UTF_8);
-        String idA = PostgresSegmentStore.segmentId(a);
-        String idB = PostgresSegmentStore.segmentId(b);
+        String idA = SegmentStore.segmentId(a);
+        String idB = SegmentStore.segmentId(b);
         STORE.publish(new SegmentStore.Publication(idA, key(p, "e", "d", null), a.length, 1, 0, 100), a);
         STORE.publish(new SegmentStore.Publication(idB, key(p, "e", "d", "c"), b.length, 1, 0, 100), b);
         STORE.publish(new SegmentStore.Publication(idB, key(p, "e", "d2", "c"), b.length, 1, 0, 500), b);

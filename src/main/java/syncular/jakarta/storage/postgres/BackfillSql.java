@@ -10,22 +10,22 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-import javax.sql.DataSource;
+import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.PendingCheckpoint;
 import syncular.jakarta.storage.SourceCoverage;
 import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StoredRow;
 
 /**
- * The RFC 0007 backfill runner's own SQL (issue 7): the pass-position table {@code sync_backfill_passes}, the claim
- * on the batch transaction's connection, keyset reads of source rows and of the change log, and the reads the
- * declaration set and the operator surface need.
- *
- * <p>The pass position is the last source row key a pass processed. It is written on the batch transaction's
- * connection ({@code …On(Connection, …)} methods), so the batch's projection commit, its log entry, the checkpoint
- * watermark and the position commit together or not at all. Methods without a connection read on one of their own.
+ * The RFC 0007 backfill runner's SQL (issue 7): the pass-position table {@code sync_backfill_passes}, the claim,
+ * keyset reads of source rows and of the change log, and the reads the declaration set and the operator surface
+ * need; each on the connection it is given. {@link PostgresTransaction} runs the batch's share on the batch's own
+ * transaction (so a batch's projection commit, its log entry, the checkpoint watermark and the position commit
+ * together or not at all), {@link PostgresServerStorage} the rest on connections of its own.
  */
-public final class PostgresBackfillPositions {
+final class BackfillSql {
+    private BackfillSql() { }
+
     /** One row per (partition, checkpoint name): the pass in progress or the last one. */
     static final String CREATE_TABLE = """
             CREATE TABLE IF NOT EXISTS sync_backfill_passes(
@@ -92,84 +92,15 @@ public final class PostgresBackfillPositions {
             + " FROM sync_backfill_checkpoints c LEFT JOIN sync_backfill_passes p"
             + " ON p.partition = c.partition AND p.name = c.name ORDER BY c.partition, c.name";
 
-    /** How a pass reads its sources: the current rows by key, or the rows the log changed after the watermark. */
-    public enum Mode {
-        FULL("full"), CATCH_UP("catch-up");
-
-        final String stored;
-
-        Mode(String stored) { this.stored = stored; }
-
-        static Mode of(String s) { return s.equals("full") ? FULL : CATCH_UP; }
-    }
-
-    /**
-     * The position of one pass. {@code watermark} is the source coverage seq the pass certifies (captured when it
-     * started, passed unchanged to every advance and to the activation). A full pass is at ({@code sourceIndex},
-     * {@code afterRowId}) over the sorted source tables; a catch-up pass reads the log in
-     * ({@code fromSeq}, {@code watermark}] and is at ({@code afterSeq}, {@code afterIdx}).
-     */
-    public record Pass(String partition, String name, int pass, Mode mode, int sourceIndex, String afterRowId,
-                       long afterSeq, int afterIdx, long fromSeq, long watermark, boolean exhausted, long passRows,
-                       long batches, long startedAtMs, long updatedAtMs) {
-        public static Pass fullFrom(String partition, String name, int pass, long watermark, long nowMs) {
-            return new Pass(partition, name, pass, Mode.FULL, 0, null, 0, 0, 0, watermark, false, 0, 0, nowMs, nowMs);
-        }
-
-        /** Starts after every change at or below {@code fromSeq}: no idx exceeds MAX_VALUE, so (from, MAX) is past them. */
-        public static Pass catchUpFrom(String partition, String name, int pass, long fromSeq, long watermark,
-                                       long nowMs) {
-            return new Pass(partition, name, pass, Mode.CATCH_UP, 0, null, fromSeq, Integer.MAX_VALUE, fromSeq,
-                    watermark, false, 0, 0, nowMs, nowMs);
-        }
-
-        /** The position as text: part of the deterministic clientCommitId of the batch that starts here. */
-        public String positionKey() {
-            return mode == Mode.FULL ? sourceIndex + "/" + (afterRowId == null ? "" : afterRowId)
-                    : afterSeq + "/" + afterIdx;
-        }
-    }
-
-    /** One change-log entry of a catch-up pass. */
-    public record ChangedRow(long commitSeq, int idx, String table, String rowId) { }
-
-    /** One checkpoint joined with its pass position (absent before the first batch). */
-    public record Report(StoredCheckpoint checkpoint, Optional<Pass> pass) { }
-
-    private final PostgresServerStorage storage;
-    private final DataSource dataSource;
-
-    public PostgresBackfillPositions(PostgresServerStorage storage, DataSource dataSource) {
-        this.storage = storage;
-        this.dataSource = dataSource;
-    }
-
-    /**
-     * The storage's base DDL (checkpoint and fence tables included), then the pass table; idempotent, so the
-     * declaration reads work before the first {@code ensureSchema} on an empty database.
-     */
-    public void install() {
-        storage.migrate();
-        read(c -> {
-            try (Statement s = c.createStatement()) {
-                s.execute(CREATE_TABLE);
-            } catch (SQLException e) {
-                // two nodes racing CREATE TABLE IF NOT EXISTS can collide on the catalog; the other one made it
-                if (!"23505".equals(e.getSQLState()) && !"42P07".equals(e.getSQLState())) throw e;
-            }
-            return null;
-        });
-    }
-
     // ------------------------------------------------ on the batch transaction
 
     /** {@code claimCheckpoint} on the batch's connection: owner epoch + 1; empty when activated or absent. */
-    public Optional<StoredCheckpoint> claimOn(Connection c, String partition, String name, int schemaVersion,
+    static Optional<StoredCheckpoint> claimOn(Connection c, String partition, String name, int schemaVersion,
                                               long nowMs) {
         return sql(() -> CommitLogSql.claimCheckpoint(c, partition, name, schemaVersion, nowMs));
     }
 
-    public Optional<Pass> readPassOn(Connection c, String partition, String name) {
+    static Optional<BackfillPass> readPassOn(Connection c, String partition, String name) {
         return sql(() -> {
             try (PreparedStatement ps = c.prepareStatement("SELECT " + PASS_COLUMNS
                     + " FROM sync_backfill_passes WHERE partition = ? AND name = ?")) {
@@ -182,14 +113,14 @@ public final class PostgresBackfillPositions {
         });
     }
 
-    public void savePassOn(Connection c, Pass p) {
+    static void savePassOn(Connection c, BackfillPass p) {
         sql(() -> {
             try (PreparedStatement ps = c.prepareStatement(SAVE_PASS)) {
                 int i = 1;
                 ps.setString(i++, p.partition());
                 ps.setString(i++, p.name());
                 ps.setInt(i++, p.pass());
-                ps.setString(i++, p.mode().stored);
+                ps.setString(i++, p.mode().stored());
                 ps.setInt(i++, p.sourceIndex());
                 if (p.afterRowId() == null) ps.setNull(i++, Types.VARCHAR); else ps.setString(i++, p.afterRowId());
                 ps.setLong(i++, p.afterSeq());
@@ -208,8 +139,7 @@ public final class PostgresBackfillPositions {
     }
 
     /** Current rows of a source table after {@code afterRowId} in byte order of row id (keyset, no OFFSET). */
-    public List<StoredRow> scanSourceOn(Connection c, String partition, String table, String afterRowId, int limit) {
-        RowTable t = storage.table(table);
+    static List<StoredRow> scanSourceOn(Connection c, RowTable t, String partition, String afterRowId, int limit) {
         String sql = "SELECT " + RowTable.quoteIdent(RowTable.ROW_ID) + ", " + RowTable.quoteIdent(RowTable.VERSION)
                 + ", " + RowTable.quoteIdent(RowTable.SCOPES) + "::text, " + RowTable.quoteIdent(RowTable.PAYLOAD)
                 + " FROM " + t.quoted + " WHERE " + RowTable.quoteIdent(RowTable.PARTITION) + " = ? AND "
@@ -230,10 +160,10 @@ public final class PostgresBackfillPositions {
     }
 
     /** Source changes in the log after ({@code afterSeq}, {@code afterIdx}) and at or below {@code throughSeq}. */
-    public List<ChangedRow> changedRowsOn(Connection c, String partition, Collection<String> tables, long afterSeq,
-                                          int afterIdx, long throughSeq, int limit) {
+    static List<BackfillPass.ChangedRow> changedRowsOn(Connection c, String partition, Collection<String> tables,
+                                                       long afterSeq, int afterIdx, long throughSeq, int limit) {
         return sql(() -> {
-            List<ChangedRow> out = new ArrayList<>();
+            List<BackfillPass.ChangedRow> out = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(CHANGED_ROWS)) {
                 ps.setString(1, partition);
                 ps.setLong(2, afterSeq);
@@ -242,7 +172,7 @@ public final class PostgresBackfillPositions {
                 ps.setArray(5, c.createArrayOf("text", tables.toArray()));
                 ps.setInt(6, limit);
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(new ChangedRow(rs.getLong(1), rs.getInt(2), rs.getString(3),
+                    while (rs.next()) out.add(new BackfillPass.ChangedRow(rs.getLong(1), rs.getInt(2), rs.getString(3),
                             rs.getString(4)));
                 }
             }
@@ -251,7 +181,7 @@ public final class PostgresBackfillPositions {
     }
 
     /** {@code sourceCoverageSeq} on the batch's connection: the watermark a pass starting now certifies. */
-    public long coverageOn(Connection c, String partition, Collection<String> tables) {
+    static long coverageOn(Connection c, String partition, Collection<String> tables) {
         if (tables.isEmpty()) return 0;
         return sql(() -> {
             try (PreparedStatement ps = c.prepareStatement(CommitLogSql.SOURCE_COVERAGE_SEQ)) {
@@ -266,7 +196,7 @@ public final class PostgresBackfillPositions {
     }
 
     /** The partition's pruning horizon on the batch's connection (0 when the partition has no log row). */
-    public long horizonOn(Connection c, String partition) {
+    static long horizonOn(Connection c, String partition) {
         return sql(() -> {
             try (PreparedStatement ps = c.prepareStatement(
                     "SELECT COALESCE((SELECT horizon_seq FROM sync_partitions WHERE partition = ?), 0)")) {
@@ -280,111 +210,102 @@ public final class PostgresBackfillPositions {
     }
 
     /** {@code hasSourceChangesAbove} on the batch's connection. */
-    public SourceCoverage changesAboveOn(Connection c, String partition, Collection<String> tables, long seq) {
+    static SourceCoverage changesAboveOn(Connection c, String partition, Collection<String> tables, long seq) {
         return sql(() -> PostgresServerStorage.sourceChangesAboveOn(c, partition, tables, seq));
     }
 
-    // ------------------------------------------------------ own connection
+    // ------------------------------------------------------ whole-database reads
 
     /** Non-activated checkpoints at {@code schemaVersion} with one of {@code names}, in every partition. */
-    public List<PendingCheckpoint> pending(int schemaVersion, Collection<String> names) {
+    static List<PendingCheckpoint> pendingOn(Connection c, int schemaVersion, Collection<String> names)
+            throws SQLException {
         if (names.isEmpty()) return List.of();
-        return read(c -> {
-            List<PendingCheckpoint> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(PENDING)) {
-                ps.setInt(1, schemaVersion);
-                ps.setArray(2, c.createArrayOf("text", names.toArray()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(new PendingCheckpoint(rs.getString(1), rs.getString(2)));
-                }
+        List<PendingCheckpoint> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(PENDING)) {
+            ps.setInt(1, schemaVersion);
+            ps.setArray(2, c.createArrayOf("text", names.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.add(new PendingCheckpoint(rs.getString(1), rs.getString(2)));
             }
-            return out;
-        });
+        }
+        return out;
     }
 
     /** Every partition in {@code sync_partitions} ∪ {@code sync_partition_registry}. */
-    public List<String> knownPartitions() {
-        return read(c -> {
-            List<String> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(KNOWN_PARTITIONS); ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) out.add(rs.getString(1));
-            }
-            return out;
-        });
+    static List<String> knownPartitionsOn(Connection c) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(KNOWN_PARTITIONS); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) out.add(rs.getString(1));
+        }
+        return out;
     }
 
     /** Raises every registered partition's fence to at least {@code version}; returns how many rows moved. */
-    public int raiseRegistryFences(int version) {
-        return read(c -> {
-            try (PreparedStatement ps = c.prepareStatement(RAISE_REGISTRY_FENCES)) {
-                ps.setInt(1, version);
-                ps.setInt(2, version);
-                return ps.executeUpdate();
-            }
-        });
+    static int raiseRegistryFencesOn(Connection c, int version) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(RAISE_REGISTRY_FENCES)) {
+            ps.setInt(1, version);
+            ps.setInt(2, version);
+            return ps.executeUpdate();
+        }
     }
 
     /** Every checkpoint with its pass position, for the operator surface. */
-    public List<Report> report() {
-        return read(c -> {
-            List<Report> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(REPORT); ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    StoredCheckpoint cp = CommitLogSql.checkpoint(rs, 1);
-                    Optional<Pass> p = Optional.empty();
-                    if (rs.getObject(9) != null) {
-                        p = Optional.of(new Pass(cp.partition(), cp.name(), rs.getInt(9), Mode.of(rs.getString(10)),
-                                rs.getInt(11), rs.getString(12), rs.getLong(13), rs.getInt(14), rs.getLong(15),
-                                rs.getLong(16), rs.getBoolean(17), rs.getLong(18), rs.getLong(19), rs.getLong(20),
-                                rs.getLong(21)));
-                    }
-                    out.add(new Report(cp, p));
+    static List<BackfillPass.Progress> progressOn(Connection c) throws SQLException {
+        List<BackfillPass.Progress> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(REPORT); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                StoredCheckpoint cp = CommitLogSql.checkpoint(rs, 1);
+                Optional<BackfillPass> p = Optional.empty();
+                if (rs.getObject(9) != null) {
+                    p = Optional.of(new BackfillPass(cp.partition(), cp.name(), rs.getInt(9),
+                            BackfillPass.Mode.fromStored(rs.getString(10)),
+                            rs.getInt(11), rs.getString(12), rs.getLong(13), rs.getInt(14), rs.getLong(15),
+                            rs.getLong(16), rs.getBoolean(17), rs.getLong(18), rs.getLong(19), rs.getLong(20),
+                            rs.getLong(21)));
                 }
+                out.add(new BackfillPass.Progress(cp, p));
             }
-            return out;
-        });
+        }
+        return out;
     }
 
     /** Rows a full pass over {@code tables} visits in this partition (for the ETA; a count, not on a hot path). */
-    public long countSourceRows(String partition, Collection<String> tables) {
-        return read(c -> {
-            long total = 0;
-            for (String table : tables) {
-                RowTable t = storage.table(table);
-                try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + t.quoted + " WHERE "
-                        + RowTable.quoteIdent(RowTable.PARTITION) + " = ?")) {
-                    ps.setString(1, partition);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        total += rs.getLong(1);
-                    }
+    static long countSourceRowsOn(Connection c, List<RowTable> tables, String partition) throws SQLException {
+        long total = 0;
+        for (RowTable t : tables) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + t.quoted + " WHERE "
+                    + RowTable.quoteIdent(RowTable.PARTITION) + " = ?")) {
+                ps.setString(1, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    total += rs.getLong(1);
                 }
             }
-            return total;
-        });
+        }
+        return total;
     }
 
     /** Log entries a catch-up pass over ({@code fromSeq}, {@code throughSeq}] visits (for the ETA). */
-    public long countChanges(String partition, Collection<String> tables, long fromSeq, long throughSeq) {
-        return read(c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM sync_changes WHERE partition = ? "
-                    + "AND commit_seq > ? AND commit_seq <= ? AND tbl = ANY(?::text[])")) {
-                ps.setString(1, partition);
-                ps.setLong(2, fromSeq);
-                ps.setLong(3, throughSeq);
-                ps.setArray(4, c.createArrayOf("text", tables.toArray()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getLong(1);
-                }
+    static long countChangesOn(Connection c, String partition, Collection<String> tables, long fromSeq,
+                               long throughSeq) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM sync_changes WHERE partition = ? "
+                + "AND commit_seq > ? AND commit_seq <= ? AND tbl = ANY(?::text[])")) {
+            ps.setString(1, partition);
+            ps.setLong(2, fromSeq);
+            ps.setLong(3, throughSeq);
+            ps.setArray(4, c.createArrayOf("text", tables.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
             }
-        });
+        }
     }
 
     // ----------------------------------------------------------- plumbing
 
-    private static Pass pass(ResultSet rs, int i) throws SQLException {
-        return new Pass(rs.getString(i), rs.getString(i + 1), rs.getInt(i + 2), Mode.of(rs.getString(i + 3)),
+    private static BackfillPass pass(ResultSet rs, int i) throws SQLException {
+        return new BackfillPass(rs.getString(i), rs.getString(i + 1), rs.getInt(i + 2),
+                BackfillPass.Mode.fromStored(rs.getString(i + 3)),
                 rs.getInt(i + 4), rs.getString(i + 5), rs.getLong(i + 6), rs.getInt(i + 7), rs.getLong(i + 8),
                 rs.getLong(i + 9), rs.getBoolean(i + 10), rs.getLong(i + 11), rs.getLong(i + 12), rs.getLong(i + 13),
                 rs.getLong(i + 14));
@@ -398,14 +319,6 @@ public final class PostgresBackfillPositions {
     private static <T> T sql(Sql<T> work) {
         try {
             return work.run();
-        } catch (SQLException e) {
-            throw PgErrors.classify(e);
-        }
-    }
-
-    private <T> T read(PostgresServerStorage.SqlRead<T> work) {
-        try (Connection c = dataSource.getConnection()) {
-            return work.run(c);
         } catch (SQLException e) {
             throw PgErrors.classify(e);
         }
