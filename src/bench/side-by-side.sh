@@ -18,7 +18,7 @@
 #   (or wrap it yourself: flock /tmp/syncular-cpu.lock src/bench/side-by-side.sh — not both)
 #
 # environment (defaults):
-#   CLIENTS=10,50  BENCH_SECONDS=15  WARMUP=5  RUNS=3      the load: levels, seconds per measured run, warm-up
+#   CLIENTS=10,50  BENCH_SECONDS=15  WARMUP=20  RUNS=3     the load: levels, seconds per measured run, warm-up
 #                                                           seconds once per level, measured runs per level
 #   SERVERS="ref-sqlite ref-pg ours"                        which servers, in this order
 #   VIA_PROXY=1                                             0: servers talk to PostgreSQL directly (no rt/round)
@@ -40,7 +40,7 @@ UPSTREAM=${UPSTREAM:-/work/upstream}
 BUN=${BUN:-/work/bunhome/node_modules/.bin/bun}
 CLIENTS=${CLIENTS:-10,50}
 BENCH_SECONDS=${BENCH_SECONDS:-15}
-WARMUP=${WARMUP:-5}
+WARMUP=${WARMUP:-20}
 RUNS=${RUNS:-3}
 SERVERS=${SERVERS:-"ref-sqlite ref-pg ours"}
 VIA_PROXY=${VIA_PROXY:-1}

@@ -111,8 +111,8 @@ public final class SyncHandler {
      * A response built but not yet verified by the serve-gate re-read, and the client record the request stores with
      * that re-read (empty for a response that records nothing).
      */
-    private record Built(ServeGate entryGate, String partition, CompiledSchema running,
-                         List<CheckpointDeclaration> declared, Handled handled, Optional<ClientRecord> record) { }
+    private record Built(ServeGate entryGate, CompiledSchema running, List<CheckpointDeclaration> declared,
+                         Handled handled, Optional<ClientRecord> record) { }
 
     /**
      * Round trips (issue 14): the preamble (touch, gate, client record, stored results, log head) in one; the push
@@ -155,13 +155,13 @@ public final class SyncHandler {
         if (header.schemaVersion() != running.version()) {
             // §2.4 / §7.4: no degraded encoding; the schema-floor response, nothing else.
             frames.add(respHeader(wire, running.version(), running.version(), registry.logEpoch(), epochReset));
-            return built(entryGate, partition, running, declared, wire, frames, List.of(), Optional.empty());
+            return built(entryGate, running, declared, wire, frames, List.of(), Optional.empty());
         }
         if (epochReset) {
             frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), true));
-            return built(entryGate, partition, running, declared, wire, frames, List.of(), Optional.empty());
+            return built(entryGate, running, declared, wire, frames, List.of(), Optional.empty());
         }
-        StorableInput.checkRequest(request);   // before any read binds a request field
+        StorableInput.checkRequest(request);   // before any read binds another request field
         Optional<ClientRecord> previous = validateRequest(identity, pre.clientRecord(), header, pushes, pullHeader,
                 subscriptions, running);
         Map<String, List<String>> allowed = resolveOnce(identity, running);
@@ -216,7 +216,7 @@ public final class SyncHandler {
             frames.add(ErrorFrame.of(e.code(), e.getMessage(), e.detailsJson()));
             if (e.code() == ErrorCode.SYNC_SCHEMA_NOT_READY) throw e; // the gate refuses the whole response
         }
-        return built(entryGate, partition, running, declared, wire, frames, applied, record);
+        return built(entryGate, running, declared, wire, frames, applied, record);
     }
 
     /**
@@ -238,10 +238,10 @@ public final class SyncHandler {
         return new PushProcessor.Pushed(outcomes, null, 0, 0);
     }
 
-    private static Built built(ServeGate entryGate, String partition, CompiledSchema running,
-                               List<CheckpointDeclaration> declared, int wire, List<ResponseFrame> frames,
-                               List<Long> applied, Optional<ClientRecord> record) {
-        return new Built(entryGate, partition, running, declared,
+    private static Built built(ServeGate entryGate, CompiledSchema running, List<CheckpointDeclaration> declared,
+                               int wire, List<ResponseFrame> frames, List<Long> applied,
+                               Optional<ClientRecord> record) {
+        return new Built(entryGate, running, declared,
                 new Handled(new ResponseMessage(wire, frames), applied), record);
     }
 
