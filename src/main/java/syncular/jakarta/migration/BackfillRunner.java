@@ -19,7 +19,6 @@ import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ActivationOutcome;
 import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.PendingCheckpoint;
-import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.SourceCoverage;
 import syncular.jakarta.storage.StorageErrorCode;

@@ -82,23 +82,10 @@ public interface ServerStorage {
     /** Newest commitSeq created strictly before the time; 0 if none. */
     long getCommitSeqBefore(String partition, long createdBeforeMs);
 
-    /**
-     * Commits in the window, through the change-scope index (SPEC §4.5), and the horizon read after them in the same
-     * round trip (§4.6: a prune racing the read shows there).
-     */
-    CommitWindow readCommitWindow(String partition, CommitWindowQuery query);
 
-    // -------------------------------------------------------------------- rows
-
-    Optional<StoredRow> getRow(String partition, String table, String rowId);
-
-    /** One snapshot page by keyset on row id (byte order), through the row-scope index (SPEC §4.7). */
-    List<StoredRow> scanRows(String partition, RowScanQuery query);
 
     // ---------------------------------------------------------- idempotency, clients
 
-    /** Idempotency lookup (SPEC §2.3); unreadable → {@link StorageErrorCode#IDEMPOTENCY_CACHE_MISS}. */
-    Optional<StoredPushResult> getPushResult(String partition, String clientId, String clientCommitId);
 
     Optional<ClientRecord> getClientRecord(String partition, String clientId);
 

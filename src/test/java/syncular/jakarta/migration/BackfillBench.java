@@ -1,7 +1,5 @@
 package syncular.jakarta.migration;
 
-import syncular.jakarta.storage.PushKey;
-import syncular.jakarta.sync.Validation;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -12,6 +10,7 @@ import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.PushKey;
 import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredPushResult;
@@ -22,6 +21,7 @@ import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.PushProcessor;
+import syncular.jakarta.sync.Validation;
 import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.PushResult;
 

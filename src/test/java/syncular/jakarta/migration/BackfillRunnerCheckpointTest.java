@@ -1,6 +1,5 @@
 package syncular.jakarta.migration;
 
-import syncular.jakarta.storage.Checkpoints;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -23,6 +22,7 @@ import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ActivationOutcome;
 import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.CheckpointState;
+import syncular.jakarta.storage.Checkpoints;
 import syncular.jakarta.storage.CommitPruneQuery;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.StorageErrorCode;

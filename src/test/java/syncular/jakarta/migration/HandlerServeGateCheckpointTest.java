@@ -1,6 +1,5 @@
 package syncular.jakarta.migration;
 
-import syncular.jakarta.sync.Validation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,14 +16,15 @@ import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.CheckpointDeclaration;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
-import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
+import syncular.jakarta.sync.Validation;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
@@ -106,8 +106,8 @@ class HandlerServeGateCheckpointTest {
         assertEquals(ErrorCode.SYNC_SCHEMA_NOT_READY, e.code());
         assertEquals("{\"storedSchemaVersion\":3,\"runningSchemaVersion\":2}", e.detailsJson());
         assertEquals(before, storage.getMaxCommitSeq(partition), "no commit");
-        assertTrue(storage.getRow(partition, "tasks", "t1").isEmpty(), "no row");
-        assertTrue(storage.getPushResult(partition, "client-1", "commit-t1").isEmpty(), "no stored result either");
+        assertTrue(Reads.row(storage, partition, "tasks", "t1").isEmpty(), "no row");
+        assertTrue(Reads.pushResult(storage, partition, "client-1", "commit-t1").isEmpty(), "no stored result either");
     }
 
     @Test
@@ -117,7 +117,7 @@ class HandlerServeGateCheckpointTest {
         SyncException e = assertThrows(SyncException.class, () -> handler.handle(actor, request("t2")));
         assertEquals(ErrorCode.SYNC_SCHEMA_NOT_READY, e.code());
         assertEquals("{\"storedSchemaVersion\":3,\"runningSchemaVersion\":2}", e.detailsJson());
-        assertTrue(storage.getRow(partition, "tasks", "t2").isEmpty());
+        assertTrue(Reads.row(storage, partition, "tasks", "t2").isEmpty());
     }
 
     @Test
@@ -135,6 +135,6 @@ class HandlerServeGateCheckpointTest {
         inBetween.set(() -> storage.declareCheckpoint(partition, "peer_projection", 2, System.currentTimeMillis()));
         SyncException e = assertThrows(SyncException.class, () -> handler.handle(actor, request("t3")));
         assertEquals("{\"partition\":\"" + partition + "\",\"projection\":\"peer_projection\"}", e.detailsJson());
-        assertTrue(storage.getRow(partition, "tasks", "t3").isEmpty(), "refused under the push lock: nothing written");
+        assertTrue(Reads.row(storage, partition, "tasks", "t3").isEmpty(), "refused under the push lock: nothing written");
     }
 }

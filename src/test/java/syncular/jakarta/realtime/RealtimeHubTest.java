@@ -1,6 +1,5 @@
 package syncular.jakarta.realtime;
 
-import syncular.jakarta.sync.Validation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -31,6 +30,7 @@ import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
+import syncular.jakarta.sync.Validation;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.ErrorFrame;
 import syncular.jakarta.wire.PullHeader;

@@ -1,6 +1,5 @@
 package syncular.jakarta.realtime;
 
-import syncular.jakarta.sync.Validation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -37,6 +36,7 @@ import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
+import syncular.jakarta.sync.Validation;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;

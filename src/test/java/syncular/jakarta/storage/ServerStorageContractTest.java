@@ -23,7 +23,7 @@ public abstract class ServerStorageContractTest {
     protected abstract ServerStorage storage();
 
     private List<StoredCommit> window(String partition, CommitWindowQuery query) {
-        return storage().readCommitWindow(partition, query).commits();
+        return Reads.window(storage(), partition, query).commits();
     }
 
     protected abstract TransactionRunner runner();
@@ -113,7 +113,7 @@ public abstract class ServerStorageContractTest {
             throw new IllegalStateException("infrastructure failure after the append");
         }));
         assertEquals(1, storage().getMaxCommitSeq(p));
-        assertEquals(Optional.empty(), storage().getRow(p, "tasks", "t2"));
+        assertEquals(Optional.empty(), Reads.row(storage(), p, "tasks", "t2"));
         assertEquals(2, push(p, "c3", row("t3", "p1", 1)));
     }
 
@@ -179,13 +179,13 @@ public abstract class ServerStorageContractTest {
             return tx.appendCommit(new NewCommit("client-1", "c2", "actor-1", 5,
                     List.of(StoredChange.delete("tasks", "a1", Map.of("project_id", "p1")))));
         });
-        assertEquals(Optional.empty(), storage().getRow(p, "tasks", "a1"));
+        assertEquals(Optional.empty(), Reads.row(storage(), p, "tasks", "a1"));
         StoredChange del = window(p, new CommitWindowQuery("tasks", projects("p1"), 1, seq, 10))
                 .get(0).changes().get(0);
         assertEquals(ChangeOp.DELETE, del.op());
         assertEquals(null, del.payload());
         assertEquals(null, del.rowVersion());
-        assertTrue(storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).isEmpty());
+        assertTrue(Reads.scan(storage(), p, new RowScanQuery("tasks", projects("p1"), null, 10)).isEmpty());
     }
 
     @Test
@@ -212,17 +212,17 @@ public abstract class ServerStorageContractTest {
             assertEquals(1, tx.scanRows(new RowScanQuery("tasks", projects("p1"), null, 10)).size());
             return tx.appendCommit(TestSchemas.upsertCommit("c1", r));
         });
-        StoredRow stored = storage().getRow(p, "tasks", "a1").orElseThrow();
+        StoredRow stored = Reads.row(storage(), p, "tasks", "a1").orElseThrow();
         assertEquals(1, stored.serverVersion());
         assertEquals(Map.of("project_id", "p1"), stored.scopes());
         assertArrayEquals(r.payload(), stored.payload());
         StoredRow moved = row("a1", "p2", 2);   // a server-side scope change (SPEC §2.2)
         push(p, "c2", moved);
-        assertEquals(2, storage().getRow(p, "tasks", "a1").orElseThrow().serverVersion());
-        assertTrue(storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).isEmpty(),
+        assertEquals(2, Reads.row(storage(), p, "tasks", "a1").orElseThrow().serverVersion());
+        assertTrue(Reads.scan(storage(), p, new RowScanQuery("tasks", projects("p1"), null, 10)).isEmpty(),
                 "the row-scope index entry for the old scope is gone");
-        assertEquals(1, storage().scanRows(p, new RowScanQuery("tasks", projects("p2"), null, 10)).size());
-        assertEquals(Optional.empty(), storage().getRow(partition("elsewhere"), "tasks", "a1"));
+        assertEquals(1, Reads.scan(storage(), p, new RowScanQuery("tasks", projects("p2"), null, 10)).size());
+        assertEquals(Optional.empty(), Reads.row(storage(), partition("elsewhere"), "tasks", "a1"));
     }
 
     @Test @Seed("SPEC §4.7 keyset pages by row id in byte order")
@@ -236,17 +236,17 @@ public abstract class ServerStorageContractTest {
         List<String> seen = new ArrayList<>();
         String after = null;
         while (true) {
-            List<StoredRow> page = storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), after, 3));
+            List<StoredRow> page = Reads.scan(storage(), p, new RowScanQuery("tasks", projects("p1"), after, 3));
             if (page.isEmpty()) break;
             assertTrue(page.size() <= 3);
             page.forEach(r -> seen.add(r.rowId()));
             after = page.get(page.size() - 1).rowId();
         }
         assertEquals(expected, seen);
-        assertThrows(StorageException.class, () -> storage().scanRows(p,
+        assertThrows(StorageException.class, () -> Reads.scan(storage(), p,
                 new RowScanQuery("tasks", new ScopeFilter(Map.of()), null, 10)));
         ScopeFilter twoVars = new ScopeFilter(Map.of("project_id", List.of("p1"), "zzz", List.of("x")));
-        assertTrue(storage().scanRows(p, new RowScanQuery("tasks", twoVars, null, 10)).isEmpty());
+        assertTrue(Reads.scan(storage(), p, new RowScanQuery("tasks", twoVars, null, 10)).isEmpty());
     }
 
     private static int compareUtf8(String a, String b) {
@@ -270,7 +270,7 @@ public abstract class ServerStorageContractTest {
             assertTrue(tx.getPushResult("c1", "k1").isPresent(), "visible on the transaction's connection");
             return null;
         });
-        StoredPushResult back = storage().getPushResult(p, "c1", "k1").orElseThrow();
+        StoredPushResult back = Reads.pushResult(storage(), p, "c1", "k1").orElseThrow();
         assertEquals(StoredPushResult.Status.APPLIED, back.status());
         assertEquals(7L, back.commitSeq());
         assertEquals(123L, back.recordedAtMs());
@@ -281,7 +281,7 @@ public abstract class ServerStorageContractTest {
         assertEquals(List.of("title"), conflict.conflictColumns());
         assertEquals(4, conflict.serverVersion());
         assertEquals(applied.results().get(2), back.results().get(2), "details JSON comes back byte-exact");
-        assertEquals(Optional.empty(), storage().getPushResult(p, "c1", "other"));
+        assertEquals(Optional.empty(), Reads.pushResult(storage(), p, "c1", "other"));
     }
 
     @Test @Seed("ARCHITECTURE step 4: a rejection rolls back to the savepoint and commits")
@@ -298,10 +298,10 @@ public abstract class ServerStorageContractTest {
             return "returned normally";
         });
         assertEquals("returned normally", outcome);
-        assertEquals(Optional.empty(), storage().getRow(p, "tasks", "a2"));
-        assertEquals(1, storage().getRow(p, "tasks", "a1").orElseThrow().serverVersion());
+        assertEquals(Optional.empty(), Reads.row(storage(), p, "tasks", "a2"));
+        assertEquals(1, Reads.row(storage(), p, "tasks", "a1").orElseThrow().serverVersion());
         assertEquals(1, storage().getMaxCommitSeq(p));
-        StoredPushResult back = storage().getPushResult(p, "client-1", "c2").orElseThrow();
+        StoredPushResult back = Reads.pushResult(storage(), p, "client-1", "c2").orElseThrow();
         assertEquals(StoredPushResult.Status.REJECTED, back.status());
         assertEquals(rejected.results(), back.results());
     }
@@ -321,7 +321,7 @@ public abstract class ServerStorageContractTest {
                     StoredPushResult.applied(0, List.of(new OperationResult.Applied(0))));
         });
         assertEquals(1, seq);
-        StoredPushResult stored = storage().getPushResult(p, "client-1", "k1").orElseThrow();
+        StoredPushResult stored = Reads.pushResult(storage(), p, "client-1", "k1").orElseThrow();
         assertEquals(1L, stored.commitSeq(), "the allocated seq replaced the placeholder");
         assertEquals(List.of(new OperationResult.Applied(0)), stored.results());
         PushPreamble replay = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(),
@@ -356,14 +356,14 @@ public abstract class ServerStorageContractTest {
                     new OperationResult.Applied(1), new OperationResult.Applied(2))));
         });
         assertEquals(2, seq);
-        assertEquals(2, storage().getRow(p, "tasks", "a1").orElseThrow().serverVersion());
-        assertTrue(storage().getRow(p, "tasks", "a3").isPresent());
-        assertTrue(storage().getRow(p, "tasks", "a2").isEmpty());
-        assertEquals(List.of("a3"), storage().scanRows(p, new RowScanQuery("tasks", projects("p1"), null, 10)).stream()
+        assertEquals(2, Reads.row(storage(), p, "tasks", "a1").orElseThrow().serverVersion());
+        assertTrue(Reads.row(storage(), p, "tasks", "a3").isPresent());
+        assertTrue(Reads.row(storage(), p, "tasks", "a2").isEmpty());
+        assertEquals(List.of("a3"), Reads.scan(storage(), p, new RowScanQuery("tasks", projects("p1"), null, 10)).stream()
                 .map(StoredRow::rowId).toList());
         assertEquals(4, window(p, new CommitWindowQuery("tasks", projects("p1", "p2"), 1, 2, 10))
                 .get(0).changes().size());
-        assertEquals(2L, storage().getPushResult(p, "client-1", "k2").orElseThrow().commitSeq());
+        assertEquals(2L, Reads.pushResult(storage(), p, "client-1", "k2").orElseThrow().commitSeq());
         assertThrows(IllegalStateException.class, () -> storage().inTransaction(p, tx -> tx.applyCommit(List.of(),
                 TestSchemas.upsertCommit("k3", a3), StoredPushResult.applied(0, List.of()))), "needs the push lock");
     }
@@ -419,7 +419,7 @@ public abstract class ServerStorageContractTest {
         assertEquals(List.of(4L, 5L), rest.stream().map(StoredCommit::commitSeq).toList());
         // §4.6 (issue 13): the window carries the horizon read after it, so a reader from cursor 0 learns that
         // commits 1..3 are gone instead of taking 4 and 5 for all there is
-        CommitWindow fromZero = storage().readCommitWindow(p, new CommitWindowQuery("tasks", projects("p1"), 0, 5, 100));
+        CommitWindow fromZero = Reads.window(storage(), p, new CommitWindowQuery("tasks", projects("p1"), 0, 5, 100));
         assertEquals(3, fromZero.horizonSeq());
         assertTrue(fromZero.prunedUnder(0) && !fromZero.prunedUnder(3));
         assertEquals(5, storage().getMaxCommitSeq(p), "pruning never rewinds the counter");
@@ -531,7 +531,7 @@ public abstract class ServerStorageContractTest {
     @Test
     void unknownTablesAreRefusedWithACode() {
         StorageException e = assertThrows(StorageException.class,
-                () -> storage().getRow(partition("x"), "no_such_table", "r"));
+                () -> Reads.row(storage(), partition("x"), "no_such_table", "r"));
         assertEquals(StorageErrorCode.SCHEMA_CHANGED, e.code());
         assertFalse(e.getMessage().contains("no_such_table"), "messages carry no identifiers");
         assertEquals("no_such_table", e.details().get("table"));

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.RowWrite;
@@ -193,7 +194,7 @@ class HostileInputPushTest {
         assertEquals(first.result(), apply(storage, "refused", ops).result(), "replayed from the stored result");
         assertNothingWritten();
         assertEquals(PushResult.Status.APPLIED, apply(refusing, "after", upsert("ok", "p1", null)).result().status());
-        assertTrue(storage.getRow(partition, "tasks", "ok").isPresent());
+        assertTrue(Reads.row(storage, partition, "tasks", "ok").isPresent());
     }
 
     /** Delegates to {@code real}; an upsert of row "refused" is sent with a U+0000 in its projection's key. */

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
@@ -81,7 +82,7 @@ class PushBlobCrdtTest {
     void nullBlobRefAndNullCrdtAreOrdinaryWrites() {
         assertEquals(PushResult.Status.APPLIED, apply("c1", upsert("a", null, null, null)).result().status());
         assertEquals(PushResult.Status.APPLIED, apply("c2", upsert("a", 1L, null, null)).result().status());
-        assertEquals(2, storage.getRow(partition, "tasks", "a").orElseThrow().serverVersion());
+        assertEquals(2, Reads.row(storage, partition, "tasks", "a").orElseThrow().serverVersion());
     }
 
     @Test
@@ -92,7 +93,7 @@ class PushBlobCrdtTest {
         assertEquals("blob.not_found", e.code());
         assertFalse(e.retryable());
         assertFalse(e.message().contains("sha256:"), "the message names no row data");
-        assertTrue(storage.getRow(partition, "tasks", "ok").isEmpty(), "the whole commit rolled back");
+        assertTrue(Reads.row(storage, partition, "tasks", "ok").isEmpty(), "the whole commit rolled back");
         assertEquals(insert.result(), apply("c1", upsert("ok", null, null, null), upsert("a", null, BLOB, null))
                 .result(), "the rejection is stored and replayed");
 
@@ -100,7 +101,7 @@ class PushBlobCrdtTest {
         PushResult.OpError update = rejection(apply("c3", upsert("b", 1L, BLOB, null)));
         assertEquals(0, update.opIndex());
         assertEquals("blob.not_found", update.code());
-        assertEquals(1, storage.getRow(partition, "tasks", "b").orElseThrow().serverVersion(), "row unchanged");
+        assertEquals(1, Reads.row(storage, partition, "tasks", "b").orElseThrow().serverVersion(), "row unchanged");
     }
 
     @Test
@@ -110,12 +111,12 @@ class PushBlobCrdtTest {
         assertEquals("sync.crdt_merge_failed", insert.code());
         assertFalse(insert.retryable());
         assertTrue(insert.message().contains("yjs"), insert.message());
-        assertTrue(storage.getRow(partition, "tasks", "a").isEmpty());
+        assertTrue(Reads.row(storage, partition, "tasks", "a").isEmpty());
 
         assertEquals(PushResult.Status.APPLIED, apply("c2", upsert("b", null, null, null)).result().status());
         PushResult.OpError update = rejection(apply("c3", upsert("b", null, null, new byte[] {9})));
         assertEquals("sync.crdt_merge_failed", update.code());
-        assertEquals(1, storage.getRow(partition, "tasks", "b").orElseThrow().serverVersion(), "not overwritten");
+        assertEquals(1, Reads.row(storage, partition, "tasks", "b").orElseThrow().serverVersion(), "not overwritten");
     }
 
     @Test

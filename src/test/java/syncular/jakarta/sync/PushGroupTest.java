@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -127,12 +128,14 @@ class PushGroupTest {
                         List.of(commit), underLock -> { }))));
                 threads.add(t);
                 t.start();
-                if (i == 0) awaitLockWaiter(partition);
-            }
-            for (Thread t : threads.subList(1, threads.size())) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) Thread.sleep(5);
-                assertEquals(Thread.State.WAITING, t.getState(), "a request queued behind the leader");
+                if (i == 0) {
+                    awaitLockWaiter(partition);
+                } else {
+                    // queued in this order: the next one starts only once this one waits behind the leader
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                    while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) Thread.sleep(5);
+                    assertEquals(Thread.State.WAITING, t.getState(), "a request queued behind the leader");
+                }
             }
             holder.commit();
         }
@@ -182,9 +185,9 @@ class PushGroupTest {
         for (String id : List.of("g0", "g1", "g2", "g4")) seqs.add(result(results, id).commitSeq());
         assertEquals(List.of(1L, 2L, 3L, 4L), seqs.stream().sorted().toList(), "dense, gap-free seqs: " + seqs);
         assertEquals(4, storage.getMaxCommitSeq(partition));
-        assertEquals(2, storage.getRow(partition, "tasks", "shared").orElseThrow().serverVersion(),
+        assertEquals(2, Reads.row(storage, partition, "tasks", "shared").orElseThrow().serverVersion(),
                 "the second write of the row in the group built on the first");
-        assertTrue(storage.getRow(partition, "tasks", "r3").isEmpty(), "the rejected commit wrote nothing");
+        assertTrue(Reads.row(storage, partition, "tasks", "r3").isEmpty(), "the rejected commit wrote nothing");
         assertEquals(StoredStatus.REJECTED, StoredStatus.of(storage, partition, "client-g3", "g3"));
         PushResult retry = result(results, "g1#5");
         assertEquals(PushResult.Status.CACHED, retry.status(), "the retry in the same group is answered from its original");
@@ -204,7 +207,7 @@ class PushGroupTest {
         assertSame(StorageErrorCode.UNCLASSIFIED, ((StorageException) boom.failure()).code());
         for (String id : List.of("f0", "f1", "f3")) assertEquals(PushResult.Status.APPLIED, result(results, id).status());
         assertEquals(3, storage.getMaxCommitSeq(partition), "the failed group left no gap");
-        assertFalse(storage.getPushResult(partition, "client-boom", "boom").isPresent(), "nothing stored for it");
+        assertFalse(Reads.pushResult(storage, partition, "client-boom", "boom").isPresent(), "nothing stored for it");
     }
 
     @Test @Timeout(60)
@@ -238,7 +241,7 @@ class PushGroupTest {
         APPLIED, REJECTED, ABSENT;
 
         static StoredStatus of(ServerStorage s, String partition, String client, String commitId) {
-            return s.getPushResult(partition, client, commitId)
+            return Reads.pushResult(s, partition, client, commitId)
                     .map(r -> r.status() == syncular.jakarta.storage.StoredPushResult.Status.APPLIED ? APPLIED
                             : REJECTED).orElse(ABSENT);
         }

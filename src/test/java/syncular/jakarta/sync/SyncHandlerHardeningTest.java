@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.migration.BackfillRunner;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
@@ -86,8 +87,8 @@ class SyncHandlerHardeningTest {
                     List.of(new ReqHeader(clientId, 1), insert("0:0:0", "t1", "p1")))), clientId);
             assertEquals(ErrorCode.SYNC_INVALID_CLIENT_ID, e.code(), clientId);
         }
-        assertTrue(storage.getRow(partition, "tasks", "t1").isEmpty(), "nothing was written");
-        assertTrue(storage.getPushResult(partition, BackfillRunner.clientId("titles_v2"), "0:0:0").isEmpty(),
+        assertTrue(Reads.row(storage, partition, "tasks", "t1").isEmpty(), "nothing was written");
+        assertTrue(Reads.pushResult(storage, partition, BackfillRunner.clientId("titles_v2"), "0:0:0").isEmpty(),
                 "no result was stored under the runner's idempotency key");
         // an ordinary client id that merely mentions the word is fine
         List<ResponseFrame> ok = h.handle(actor, new RequestMessage(1, List.of(new ReqHeader("backfill-fan", 1),

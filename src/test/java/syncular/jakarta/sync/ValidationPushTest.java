@@ -25,6 +25,7 @@ import syncular.jakarta.host.ValidationContext;
 import syncular.jakarta.host.ValidationRejection;
 import syncular.jakarta.host.ValidationRow;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
@@ -122,7 +123,7 @@ class ValidationPushTest {
                 first.details().orElseThrow().entries().get(0).details().toJson());
         assertEquals(1, first.details().get().entries().get(0).opIndex());
         // the commit rolled back as a whole: the accepted sibling is not written
-        assertTrue(storage.getRow(partition, "tasks", "a").isEmpty());
+        assertTrue(Reads.row(storage, partition, "tasks", "a").isEmpty());
         assertEquals(2, calls.get());
 
         PushProcessor.Outcome replay = apply("c1", upsert("a", "p1", "ok"), upsert("b", "p1", "far too long"));
@@ -297,8 +298,8 @@ class ValidationPushTest {
         syncular.jakarta.storage.StorageException e = assertThrows(syncular.jakarta.storage.StorageException.class,
                 () -> apply("c1", upsert("a", "p1", "x")));
         assertTrue(e.code().retryable(), e.code().code());
-        assertTrue(storage.getPushResult(partition, "client-1", "c1").isEmpty(), "no rejection was stored");
-        assertTrue(storage.getRow(partition, "tasks", "a").isEmpty());
+        assertTrue(Reads.pushResult(storage, partition, "client-1", "c1").isEmpty(), "no rejection was stored");
+        assertTrue(Reads.row(storage, partition, "tasks", "a").isEmpty());
 
         PushProcessor.Outcome retried = apply("c1", upsert("a", "p1", "x"));
         assertEquals(PushResult.Status.APPLIED, retried.result().status(), "the same commit applies on retry");
@@ -324,7 +325,7 @@ class ValidationPushTest {
         rowValidators.clear();
         rowRule((op, ctx) -> ctx.getRow("nope", "a"));
         assertEquals("sync.constraint_violation", onlyError(apply("s3", upsert("a", "p1", "x"))).code());
-        assertTrue(storage.getRow(partition, "tasks", "a").isEmpty());
+        assertTrue(Reads.row(storage, partition, "tasks", "a").isEmpty());
     }
 
     @Test
@@ -356,9 +357,9 @@ class ValidationPushTest {
         assertEquals(1, e.opIndex());
         assertEquals("app.aggregate", e.code());
         assertEquals(1, rejected.details().orElseThrow().entries().get(0).opIndex());
-        assertTrue(storage.getRow(partition, "tasks", "c").isEmpty());
+        assertTrue(Reads.row(storage, partition, "tasks", "c").isEmpty());
         assertArrayEquals(TestSchemas.taskPayload(SCHEMA, "b", "p1", "y", false),
-                storage.getRow(partition, "tasks", "b").orElseThrow().payload());
+                Reads.row(storage, partition, "tasks", "b").orElseThrow().payload());
         assertEquals(2, seen.size());
         apply("c2", upsert("c", "p1", "bad"), upsert("b", "p1", "changed"));
         assertEquals(2, seen.size(), "never rerun on replay (§6.8)");

@@ -38,7 +38,6 @@ import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StoredCommit;
-import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TransactionRunner;
 
@@ -411,11 +410,6 @@ public final class PostgresServerStorage implements ServerStorage {
         });
     }
 
-    @Override
-    public CommitWindow readCommitWindow(String partition, CommitWindowQuery query) {
-        return read(c -> readCommitWindowOn(c, partition, query));
-    }
-
     /**
      * The commit-window pages of {@link #readCommitWindow} on {@code c}. The page statement is planned for its
      * parameters on every call ({@link CommitLogSql#COMMIT_WINDOW_PAGE_THEN_HORIZON}).
@@ -502,33 +496,9 @@ public final class PostgresServerStorage implements ServerStorage {
 
     // -------------------------------------------------------------------- rows
 
-    @Override
-    public Optional<StoredRow> getRow(String partition, String table, String rowId) {
-        RowTable t = table(table);
-        return read(c -> getRowOn(c, t, partition, rowId));
-    }
-
-    static Optional<StoredRow> getRowOn(Connection c, RowTable t, String partition, String rowId)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(t.selectRowSql)) {
-            ps.setString(1, partition);
-            ps.setString(2, rowId);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) return Optional.empty();
-                return Optional.of(rowFrom(rs));
-            }
-        }
-    }
-
     /** A row from {@code RowTable.selectRowSql}'s columns. */
     static StoredRow rowFrom(ResultSet rs) throws SQLException {
         return new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)), rs.getBytes(4));
-    }
-
-    @Override
-    public List<StoredRow> scanRows(String partition, RowScanQuery query) {
-        RowTable t = table(query.table());
-        return read(c -> scanRowsOn(c, t, partition, query));
     }
 
     static List<StoredRow> scanRowsOn(Connection c, RowTable t, String partition, RowScanQuery query)
@@ -569,24 +539,6 @@ public final class PostgresServerStorage implements ServerStorage {
     }
 
     // ---------------------------------------------------------- idempotency, clients
-
-    @Override
-    public Optional<StoredPushResult> getPushResult(String partition, String clientId, String clientCommitId) {
-        return read(c -> getPushResultOn(c, partition, clientId, clientCommitId));
-    }
-
-    static Optional<StoredPushResult> getPushResultOn(Connection c, String partition, String clientId,
-                                                      String clientCommitId) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.GET_PUSH_RESULT)) {
-            ps.setString(1, partition);
-            ps.setString(2, clientId);
-            ps.setString(3, clientCommitId);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) return Optional.empty();
-                return Optional.of(StoredJson.parsePushResult(rs.getString(1)));
-            }
-        }
-    }
 
     @Override
     public Optional<ClientRecord> getClientRecord(String partition, String clientId) {

@@ -1,6 +1,5 @@
 package syncular.jakarta.realtime.bench;
 
-import syncular.jakarta.sync.Validation;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -23,6 +22,7 @@ import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
+import syncular.jakarta.sync.Validation;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.ReqHeader;

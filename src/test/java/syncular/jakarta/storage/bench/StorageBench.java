@@ -1,6 +1,5 @@
 package syncular.jakarta.storage.bench;
 
-import syncular.jakarta.storage.PushKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -14,6 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.PushKey;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.RowWrite;
@@ -207,7 +208,7 @@ public final class StorageBench {
             while (System.nanoTime() - t0 < 3e9) {
                 String after = null;
                 while (true) {
-                    List<StoredRow> page = storage.scanRows(p, new RowScanQuery("tasks", ScopeFilter.of("project_id",
+                    List<StoredRow> page = Reads.scan(storage, p, new RowScanQuery("tasks", ScopeFilter.of("project_id",
                             "p3"), after, pageSize));
                     if (page.isEmpty()) break;
                     total += page.size();

@@ -1,6 +1,5 @@
 package syncular.jakarta.storage.postgres;
 
-import syncular.jakarta.storage.Checkpoints;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -28,6 +27,7 @@ import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ActivationOutcome;
 import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.CheckpointState;
+import syncular.jakarta.storage.Checkpoints;
 import syncular.jakarta.storage.CommitPruneQuery;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.SourceCoverage;

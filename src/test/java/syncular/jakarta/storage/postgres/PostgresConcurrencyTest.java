@@ -1,6 +1,5 @@
 package syncular.jakarta.storage.postgres;
 
-import syncular.jakarta.storage.PushKey;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -23,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.PushKey;
 import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.Seed;

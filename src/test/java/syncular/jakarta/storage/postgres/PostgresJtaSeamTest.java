@@ -18,6 +18,7 @@ import syncular.jakarta.storage.ActivationOutcome;
 import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.CommitPruneQuery;
 import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.SqlWork;
 import syncular.jakarta.storage.StorageErrorCode;
@@ -103,8 +104,8 @@ class PostgresJtaSeamTest {
                         new OperationResult.Failed(0, "sync.forbidden", "no", false, null))));
                 return null;
             });
-            assertEquals(StoredPushResult.Status.REJECTED, storage.getPushResult(p, "c", "k2").orElseThrow().status());
-            assertTrue(storage.getRow(p, "tasks", "b").isEmpty());
+            assertEquals(StoredPushResult.Status.REJECTED, Reads.pushResult(storage, p, "c", "k2").orElseThrow().status());
+            assertTrue(Reads.row(storage, p, "tasks", "b").isEmpty());
 
             storage.declareCheckpoint(p, "cp", 1, 1);
             long epoch = Checkpoints.claim(storage, p, "cp", 1, 1).ownerEpoch();

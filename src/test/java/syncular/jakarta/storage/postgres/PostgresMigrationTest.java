@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.NewCommit;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.Seed;
@@ -87,7 +88,7 @@ class PostgresMigrationTest {
             seedRows(v1, "pa", 1_100);   // more than one rewrite batch
             seedRows(v1, "pb", 7);
             Map<String, byte[]> before = new java.util.HashMap<>();
-            for (StoredRow r : v1.scanRows("pb", new RowScanQuery("tasks", ScopeFilter.of("project_id", "p0", "p1",
+            for (StoredRow r : Reads.scan(v1, "pb", new RowScanQuery("tasks", ScopeFilter.of("project_id", "p0", "p1",
                     "p2"), null, 100))) {
                 before.put(r.rowId(), r.payload());
             }
@@ -112,7 +113,7 @@ class PostgresMigrationTest {
             assertEquals(1_107, checked);
             for (Map.Entry<String, byte[]> e : before.entrySet()) {
                 Object[] was = RowCodec.decode(old, e.getValue());
-                Object[] now = RowCodec.decode(descriptors, v2.getRow("pb", "tasks", e.getKey()).orElseThrow()
+                Object[] now = RowCodec.decode(descriptors, Reads.row(v2, "pb", "tasks", e.getKey()).orElseThrow()
                         .payload());
                 assertArrayEquals(was, java.util.Arrays.copyOf(now, 4), "the old values survive the re-encode");
             }
@@ -122,7 +123,7 @@ class PostgresMigrationTest {
                         RowCodec.encode(labels, new Object[] {"l1", "p1"})), 0);
                 return null;
             });
-            assertEquals(1, v2.scanRows("pb", new RowScanQuery("labels", ScopeFilter.of("project_id", "p1"), null, 10))
+            assertEquals(1, Reads.scan(v2, "pb", new RowScanQuery("labels", ScopeFilter.of("project_id", "p1"), null, 10))
                     .size());
             node(db).ensureSchema(V2, List.of());   // a restart at the same version: checks pass, nothing migrates
         }
@@ -255,7 +256,7 @@ class PostgresMigrationTest {
                     + ", {\"name\": \"tag\", \"type\": \"string\", \"nullable\": true}", ""))) {
                 PostgresServerStorage a = racingNodes(db, target);
                 var descriptors = target.table("tasks").orElseThrow().descriptors();
-                RowCodec.decode(descriptors, a.getRow("p", "tasks", "r00007").orElseThrow().payload());
+                RowCodec.decode(descriptors, Reads.row(a, "p", "tasks", "r00007").orElseThrow().payload());
             }
         }
     }

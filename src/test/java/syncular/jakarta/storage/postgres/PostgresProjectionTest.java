@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.Seed;
@@ -83,7 +84,7 @@ class PostgresProjectionTest {
         assertArrayEquals(new byte[] {0, 1, (byte) 0xfe}, (byte[]) row[5]);
         assertArrayEquals(new byte[] {7}, (byte[]) row[6]);
         assertNull(row[8], "wire 1/2 writes store NULL column versions");
-        StoredRow back = storage.getRow(p, "notes", "n1").orElseThrow();
+        StoredRow back = Reads.row(storage, p, "notes", "n1").orElseThrow();
         assertArrayEquals(payload, back.payload(), "JSONB normalized its copy; the payload is byte-exact");
         assertEquals("{\"k\": \"v\",  \"a\": [1, 2.50]}", RowCodec.decode(columns, back.payload())[7]);
     }
@@ -113,12 +114,12 @@ class PostgresProjectionTest {
         assertTrue(projected.contains("\"lone\": \"\uFFFD\""), projected);
         assertTrue(projected.contains("\"pair\": \"\uD83D\uDE00\""), projected);
         assertTrue(projected.contains("\"esc\": \"\\\\u0000\""), "an escaped backslash is not an escape: " + projected);
-        StoredRow back = storage.getRow(p, "notes", "n3").orElseThrow();
+        StoredRow back = Reads.row(storage, p, "notes", "n3").orElseThrow();
         assertArrayEquals(payload, back.payload());
         Object[] decoded = RowCodec.decode(columns, back.payload());
         assertEquals(title, decoded[3]);
         assertEquals(meta, decoded[7]);
-        List<StoredRow> page = storage.scanRows(p, new RowScanQuery("notes", ScopeFilter.of("org_id", "o1"), null, 10));
+        List<StoredRow> page = Reads.scan(storage, p, new RowScanQuery("notes", ScopeFilter.of("org_id", "o1"), null, 10));
         assertArrayEquals(payload, page.get(0).payload(), "the serve path reads the payload, not the projection");
     }
 
@@ -147,7 +148,7 @@ class PostgresProjectionTest {
             });
             PostgresServerStorage s2 = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
             s2.ensureSchema(v2, List.of());
-            List<StoredRow> page = s2.scanRows("p", new RowScanQuery(name, ScopeFilter.of("Group Id", "g1"), null, 5));
+            List<StoredRow> page = Reads.scan(s2, "p", new RowScanQuery(name, ScopeFilter.of("Group Id", "g1"), null, 5));
             assertEquals(1, page.size());
             assertEquals(7L, RowCodec.decode(v2.tables().get(0).descriptors(), page.get(0).payload())[2]);
             try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(

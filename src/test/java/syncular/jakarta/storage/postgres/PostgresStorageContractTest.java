@@ -1,6 +1,5 @@
 package syncular.jakarta.storage.postgres;
 
-import syncular.jakarta.storage.PushKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -14,6 +13,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.PushKey;
+import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.ServerStorage;
@@ -73,8 +74,8 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                 tx.rejectPush("client-1", "k1", result);   // the aborted transaction is usable again
                 return result;
             });
-            assertEquals(rejected.results(), s.getPushResult(p, "client-1", "k1").orElseThrow().results());
-            assertEquals(Optional.empty(), s.getRow(p, "tasks", "ok"));
+            assertEquals(rejected.results(), Reads.pushResult(s, p, "client-1", "k1").orElseThrow().results());
+            assertEquals(Optional.empty(), Reads.row(s, p, "tasks", "ok"));
             assertEquals(0, s.getMaxCommitSeq(p));
         }
     }
@@ -110,9 +111,9 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                     return null;
                 });
                 assertEquals(StoredPushResult.Status.REJECTED,
-                        s.getPushResult(p, "client-1", commitId).orElseThrow().status());
+                        Reads.pushResult(s, p, "client-1", commitId).orElseThrow().status());
             }
-            assertEquals(Optional.empty(), s.getRow(p, "tasks", "g0"), "nothing of a rejected commit was kept");
+            assertEquals(Optional.empty(), Reads.row(s, p, "tasks", "g0"), "nothing of a rejected commit was kept");
             assertEquals(0, s.getMaxCommitSeq(p));
         }
     }
@@ -154,7 +155,7 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
             ps.setString(1, p);
             ps.executeUpdate();
         }
-        StorageException e = assertThrows(StorageException.class, () -> storage.getPushResult(p, "c1", "k1"));
+        StorageException e = assertThrows(StorageException.class, () -> Reads.pushResult(storage, p, "c1", "k1"));
         assertEquals(StorageErrorCode.IDEMPOTENCY_CACHE_MISS, e.code());
         assertEquals("sync.idempotency_cache_miss", e.code().code());
     }
