@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.ToIntFunction;
 
 /**
@@ -32,10 +33,16 @@ final class GroupCommit<I, R> {
         this.apply = apply;
     }
 
+    /**
+     * One queued request. {@code result} and {@code failure} are written before the volatile {@code done}, so a
+     * waiter that sees {@code done} sees them. Each waiter is woken by its own unpark, never by a broadcast: with
+     * dozens of a partition's requests queued, waking all of them for every group cost their CPU and context switches.
+     */
     private static final class Waiter<I, R> {
         final I item;
-        boolean lead;
-        boolean done;
+        final Thread thread = Thread.currentThread();
+        volatile boolean lead;
+        volatile boolean done;
         R result;
         RuntimeException failure;
 
@@ -52,25 +59,24 @@ final class GroupCommit<I, R> {
     R submit(String partition, I item) {
         Waiter<I, R> me = new Waiter<>(item);
         Lane<I, R> lane = lanes.computeIfAbsent(partition, k -> new Lane<>());
-        List<Waiter<I, R>> group;
         synchronized (lane) {
             lane.queue.addLast(me);
             if (!lane.busy) {
                 lane.busy = true;
                 me.lead = true;
             }
-            boolean interrupted = false;
-            while (!me.lead && !me.done) {
-                try {
-                    lane.wait();
-                } catch (InterruptedException e) {
-                    // the work is queued and will be applied: leaving now would answer a push whose outcome is
-                    // unknown; wait for it, then restore the flag
-                    interrupted = true;
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-            if (me.done) return answer(me);
+        }
+        boolean interrupted = false;
+        while (!me.lead && !me.done) {
+            LockSupport.park(this);
+            // the work is queued and will be applied: leaving now would answer a push whose outcome is unknown;
+            // wait for it, then restore the flag
+            if (Thread.interrupted()) interrupted = true;
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+        if (me.done) return answer(me);
+        List<Waiter<I, R>> group;
+        synchronized (lane) {
             group = take(lane);
         }
         try {
@@ -90,17 +96,21 @@ final class GroupCommit<I, R> {
             for (Waiter<I, R> w : group) w.failure = new IllegalStateException("the push group failed", e);
             throw e;
         } finally {
+            Waiter<I, R> next;
             synchronized (lane) {
-                for (Waiter<I, R> w : group) w.done = true;
-                Waiter<I, R> next = lane.queue.peekFirst();
+                next = lane.queue.peekFirst();
                 if (next == null) {
                     lane.busy = false;
                     lanes.remove(partition, lane);   // a request that still holds this lane leads it again: safe
                 } else {
                     next.lead = true;
                 }
-                lane.notifyAll();
             }
+            for (Waiter<I, R> w : group) {
+                w.done = true;
+                if (w != me) LockSupport.unpark(w.thread);
+            }
+            if (next != null) LockSupport.unpark(next.thread);
         }
         return answer(me);
     }

@@ -39,7 +39,7 @@ import syncular.jakarta.wire.PushResult;
  * Group commit (issue 14): requests of one partition that queue while a group is applied are applied together, in
  * one transaction under one lock acquisition, each commit on its own savepoint; a rejection costs only its own
  * commit, an infrastructure failure of the group is retried request by request. Made deterministic by holding the
- * partition lock from outside until every request is queued (a queued request waits in {@code Object.wait}).
+ * partition lock from outside until every request is queued (a queued request parks: {@code WAITING}).
  */
 class PushGroupTest {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
