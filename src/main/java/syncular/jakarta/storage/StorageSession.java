@@ -1,6 +1,5 @@
 package syncular.jakarta.storage;
 
-import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -17,18 +16,18 @@ public interface StorageSession extends AutoCloseable {
     /**
      * Everything a request reads before it validates, in one round trip: the registry touch (SPEC §2.1; the activity
      * time is refreshed at most once per the storage's touch interval), the serve-gate token read after it, the
-     * client record, the stored results of {@code clientCommitIds} (the optimistic idempotency lookup, SPEC §2.3)
-     * and the partition's commit-log head and horizon.
+     * client record and, when {@code logHead}, the partition's commit-log head and horizon (a request that pushes
+     * reads them under its push group's lock instead). The idempotency lookup of a push is its group's re-check
+     * under the lock: a separate optimistic lookup cost every push a statement to spare the rare replay the lock.
      */
     RequestPreamble preamble(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
-                             String clientId, Collection<String> clientCommitIds);
+                             String clientId, boolean logHead);
 
-    /** {@link ServerStorage#readCommitWindow} on this session's connection. */
+    /** The commit window of {@code query} (SPEC §4.5) and the horizon read after it (§4.6), one round trip. */
     CommitWindow readCommitWindow(CommitWindowQuery query);
 
-    /** {@link ServerStorage#scanRows} on this session's connection. */
+    /** One snapshot page by keyset on row id (byte order), through the row-scope index (SPEC §4.7). */
     List<StoredRow> scanRows(RowScanQuery query);
-
     /**
      * The end of a request (read-verify-refuse): stores {@code record} when present, then reads the serve-gate token,
      * in one round trip.

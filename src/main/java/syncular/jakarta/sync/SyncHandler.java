@@ -132,11 +132,10 @@ public final class SyncHandler {
         Optional<PullHeader> pullHeader = request.pullHeader();
         List<Subscription> subscriptions = request.subscriptions();
 
-        // keys the database cannot hold are not looked up (they would fail the query); checkRequest refuses them below
+        // a clientId the database cannot hold is not looked up (it would fail the query); checkRequest refuses it below
         String clientId = StorableInput.keyProblem(header.clientId()) == null ? header.clientId() : "";
         RequestPreamble pre = session.preamble(clock.nowMs(), UUID.randomUUID().toString(), running.version(),
-                clientId, pushes.stream().map(PushCommit::clientCommitId)
-                        .filter(id -> StorableInput.keyProblem(id) == null).toList());
+                clientId, pushes.isEmpty());
         PartitionRegistryEntry registry = pre.registry();
         ServeGate entryGate = pre.gate();
         ServeGatePolicy.enforce(entryGate, running.version(), declared);
@@ -178,20 +177,19 @@ public final class SyncHandler {
             long maxSeq = pre.maxCommitSeq();
             long horizon = pre.horizonSeq();
             if (!pushes.isEmpty()) {
-                PushProcessor.Pushed pushed = replayed(pre, pushes);
-                if (pushed == null) {
-                    session.release();   // no connection held while the request waits for its group
-                    // issue 13: a bounded number of one partition's requests wait for a push group at once; a
-                    // refusal is the in-band, retryable sync.rate_limited, nothing of this request pushed
-                    try (PartitionAdmission.Turn turn = admission.enter(partition)) {
-                        pushed = push.push(new PushProcessor.Batch(
-                                new PushProcessor.RequestScope(identity, header.clientId(), wire), running, allowed,
-                                pushes, underLock -> ServeGatePolicy.verifyUnchanged(entryGate, underLock,
-                                        running.version(), declared)));
-                    }
-                    maxSeq = Math.max(maxSeq, pushed.maxCommitSeq());
-                    horizon = Math.max(horizon, pushed.horizonSeq());
+                session.release();   // no connection held while the request waits for its group
+                PushProcessor.Pushed pushed;
+                // issue 13: a bounded number of one partition's requests wait for a push group at once; a refusal
+                // is the in-band, retryable sync.rate_limited, nothing of this request pushed
+                try (PartitionAdmission.Turn turn = admission.enter(partition)) {
+                    pushed = push.push(new PushProcessor.Batch(
+                            new PushProcessor.RequestScope(identity, header.clientId(), wire), running, allowed,
+                            pushes, underLock -> ServeGatePolicy.verifyUnchanged(entryGate, underLock,
+                                    running.version(), declared)));
                 }
+                // the log head and horizon under the lock, at this request's group (the pull reads through them)
+                maxSeq = pushed.maxCommitSeq();
+                horizon = pushed.horizonSeq();
                 for (PushProcessor.Outcome outcome : pushed.outcomes()) {
                     frames.addAll(outcome.frames());
                     if (outcome.appliedCommitSeq() > 0) applied.add(outcome.appliedCommitSeq());
@@ -217,25 +215,6 @@ public final class SyncHandler {
             if (e.code() == ErrorCode.SYNC_SCHEMA_NOT_READY) throw e; // the gate refuses the whole response
         }
         return built(entryGate, running, declared, wire, frames, applied, record);
-    }
-
-    /**
-     * The optimistic idempotency answer (SPEC §2.3): when every commit of the request was already stored (a replay
-     * after a lost response), it is answered from the preamble without the lock; null when any is new.
-     */
-    private static PushProcessor.Pushed replayed(RequestPreamble pre, List<PushCommit> pushes) {
-        List<PushProcessor.Outcome> outcomes = new ArrayList<>();
-        for (PushCommit commit : pushes) {
-            String id = commit.clientCommitId();
-            if (pre.unreadable().contains(id)) {
-                outcomes.add(PushProcessor.cacheMiss(id));
-            } else if (pre.storedResults().containsKey(id)) {
-                outcomes.add(PushProcessor.outcome(id, pre.storedResults().get(id), true));
-            } else {
-                return null;
-            }
-        }
-        return new PushProcessor.Pushed(outcomes, null, 0, 0);
     }
 
     private static Built built(ServeGate entryGate, CompiledSchema running, List<CheckpointDeclaration> declared,

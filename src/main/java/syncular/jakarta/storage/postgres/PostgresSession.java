@@ -4,13 +4,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import javax.sql.DataSource;
 import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.CommitWindow;
@@ -22,7 +17,6 @@ import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageSession;
-import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
 
 /**
@@ -42,10 +36,10 @@ final class PostgresSession implements StorageSession {
 
     static final String PARTITION_HEAD =
             "SELECT max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = ?";
-    static final String GET_PUSH_RESULTS = "SELECT client_commit_id, result::text FROM sync_push_results "
-            + "WHERE partition = ? AND client_id = ? AND client_commit_id = ANY(?::text[])";
+    /** The preamble of a request that pushes: its log head comes from its push group's lock. */
     static final String PREAMBLE = PostgresServerStorage.TOUCH_PARTITION + ";\n" + CommitLogSql.READ_SERVE_GATE
-            + ";\n" + PostgresServerStorage.GET_CLIENT_RECORD + ";\n" + GET_PUSH_RESULTS + ";\n" + PARTITION_HEAD;
+            + ";\n" + PostgresServerStorage.GET_CLIENT_RECORD;
+    static final String PREAMBLE_WITH_HEAD = PREAMBLE + ";\n" + PARTITION_HEAD;
     static final String RECORD_THEN_GATE = PostgresServerStorage.PUT_CLIENT_RECORD + ";\n"
             + CommitLogSql.READ_SERVE_GATE;
 
@@ -65,23 +59,18 @@ final class PostgresSession implements StorageSession {
 
     @Override
     public RequestPreamble preamble(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
-                                    String clientId, Collection<String> clientCommitIds) {
+                                    String clientId, boolean logHead) {
         return on(c -> {
-            try (PreparedStatement ps = c.prepareStatement(PREAMBLE)) {
+            try (PreparedStatement ps = c.prepareStatement(logHead ? PREAMBLE_WITH_HEAD : PREAMBLE)) {
                 int i = storage.bindTouch(ps, 1, partition, authenticatedAtMs, initialLogEpoch);
                 ps.setString(i++, partition);
                 ps.setInt(i++, runningSchemaVersion);
                 ps.setString(i++, partition);
                 ps.setString(i++, clientId);
-                ps.setString(i++, partition);
-                ps.setString(i++, clientId);
-                ps.setArray(i++, c.createArrayOf("text", clientCommitIds.toArray()));
-                ps.setString(i++, partition);
+                if (logHead) ps.setString(i++, partition);
                 PartitionRegistryEntry registry = null;
                 ServeGate gate = null;
                 Optional<ClientRecord> record = Optional.empty();
-                Map<String, StoredPushResult> stored = new HashMap<>();
-                Set<String> unreadable = new HashSet<>();
                 long maxSeq = 0;
                 long horizon = 0;
                 int index = 0;
@@ -95,17 +84,6 @@ final class PostgresSession implements StorageSession {
                             case 0 -> registry = PostgresServerStorage.registryFrom(partition, rs);
                             case 1 -> gate = PostgresServerStorage.serveGateFrom(rs);
                             case 2 -> record = PostgresServerStorage.clientRecordFrom(rs);
-                            case 3 -> {
-                                while (rs.next()) {
-                                    String id = rs.getString(1);
-                                    try {
-                                        stored.put(id, StoredJson.parsePushResult(rs.getString(2)));
-                                    } catch (StorageException e) {
-                                        if (e.code() != StorageErrorCode.IDEMPOTENCY_CACHE_MISS) throw e;
-                                        unreadable.add(id);
-                                    }
-                                }
-                            }
                             default -> {
                                 if (rs.next()) {
                                     maxSeq = rs.getLong(1);
@@ -115,7 +93,7 @@ final class PostgresSession implements StorageSession {
                         }
                     }
                 }
-                return new RequestPreamble(registry, gate, record, stored, unreadable, maxSeq, horizon);
+                return new RequestPreamble(registry, gate, record, maxSeq, horizon);
             }
         });
     }
