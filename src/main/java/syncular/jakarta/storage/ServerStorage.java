@@ -69,8 +69,6 @@ public interface ServerStorage {
 
     long getHorizonSeq(String partition);
 
-    /** Monotonic: never lowers the horizon. */
-    void setHorizonSeq(String partition, long seq);
 
     /**
      * Atomically: checks the registered epoch equals {@code query.logEpoch()} (else
@@ -95,8 +93,6 @@ public interface ServerStorage {
 
     // ---------------------------------------------------------------- RFC 0007
 
-    /** Every checkpoint of the partition, ordered by name. */
-    List<StoredCheckpoint> readCheckpoints(String partition);
 
     /** The serve-gate token; never memoized. {@code pending} spans all partitions. */
     ServeGate readServeGate(String partition, int runningSchemaVersion);

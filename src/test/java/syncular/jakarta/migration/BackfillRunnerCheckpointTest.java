@@ -113,7 +113,7 @@ class BackfillRunnerCheckpointTest {
     }
 
     StoredCheckpoint checkpoint() {
-        return storage.readCheckpoints(partition).stream().filter(c -> c.name().equals(NAME)).findFirst().orElseThrow();
+        return Checkpoints.read(storage, partition).stream().filter(c -> c.name().equals(NAME)).findFirst().orElseThrow();
     }
 
     /** id → title of the projection, read through the storage's own decoding of payloads. */
@@ -337,7 +337,7 @@ class BackfillRunnerCheckpointTest {
         assertTrue(before.contains(new CheckpointDeclaration(partition, NAME, 2)), "a partition with commits");
         assertTrue(before.contains(new CheckpointDeclaration(registeredOnly, NAME, 2)), "a registered partition");
         fresh.ensureSchema(v2, before);
-        assertEquals(2, fresh.readCheckpoints(registeredOnly).size() + fresh.readCheckpoints(partition).size());
+        assertEquals(2, Checkpoints.read(fresh, registeredOnly).size() + Checkpoints.read(fresh, partition).size());
         assertEquals(before.size(), d.current().size(), "both still pending after the migration");
         assertTrue(d.refusal().isEmpty(), "the declaring process serves");
         Declarations none = new Declarations(List.of(), 2, fresh);

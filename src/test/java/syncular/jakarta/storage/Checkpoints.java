@@ -9,6 +9,12 @@ import java.util.Collection;
 public final class Checkpoints {
     private Checkpoints() { }
 
+    /** Every checkpoint of the partition, ordered by name (the operator surface's progress view, narrowed). */
+    public static java.util.List<StoredCheckpoint> read(ServerStorage s, String partition) {
+        return s.backfillProgress().stream().map(BackfillPass.Progress::checkpoint)
+                .filter(c -> c.partition().equals(partition)).toList();
+    }
+
     /** Owner epoch + 1; absent or activated → {@link StorageErrorCode#CHECKPOINT_NOT_DECLARED}. */
     public static StoredCheckpoint claim(ServerStorage s, String partition, String name, int schemaVersion,
                                          long nowMs) {

@@ -392,9 +392,10 @@ public abstract class ServerStorageContractTest {
     void horizonIsMonotonic() {
         String p = partition("horizon");
         assertEquals(0, storage().getHorizonSeq(p));
-        storage().setHorizonSeq(p, 5);
-        storage().setHorizonSeq(p, 3);
-        assertEquals(5, storage().getHorizonSeq(p));
+        String epoch = storage().touchPartition(p, 1, "e-horizon").logEpoch();
+        storage().pruneCommitsThrough(p, new CommitPruneQuery(epoch, 5));
+        storage().pruneCommitsThrough(p, new CommitPruneQuery(epoch, 3));
+        assertEquals(5, storage().getHorizonSeq(p), "a prune never lowers the horizon");
     }
 
     @Test @Seed("UPSTREAM-SERVER §2.2 epoch-checked pruneCommitsThrough")
@@ -478,7 +479,7 @@ public abstract class ServerStorageContractTest {
         int v = schema().version();
         StoredCheckpoint declared = storage().declareCheckpoint(p, "proj", v, 10);
         assertEquals(CheckpointState.DECLARED, declared.state());
-        assertEquals(List.of(declared), storage().readCheckpoints(p));
+        assertEquals(List.of(declared), Checkpoints.read(storage(), p));
         StoredCheckpoint claimed = Checkpoints.claim(storage(), p, "proj", v, 11);
         assertEquals(CheckpointState.BACKFILLING, claimed.state());
         assertEquals(1, claimed.ownerEpoch());
@@ -489,7 +490,7 @@ public abstract class ServerStorageContractTest {
         assertEquals(SourceCoverage.CLEAN, Checkpoints.changesAbove(storage(), p, List.of("tasks"), watermark));
         assertEquals(ActivationOutcome.ACTIVATED,
                 storage().activateCheckpoint(p, "proj", 1, watermark, List.of("tasks"), 13));
-        StoredCheckpoint activated = storage().readCheckpoints(p).get(0);
+        StoredCheckpoint activated = Checkpoints.read(storage(), p).get(0);
         assertEquals(CheckpointState.ACTIVATED, activated.state());
         assertEquals(watermark, activated.watermark());
         assertEquals(1, activated.observedRows());
@@ -518,7 +519,7 @@ public abstract class ServerStorageContractTest {
         assertEquals(SourceCoverage.UNVERIFIABLE, Checkpoints.changesAbove(storage(), p, List.of("tasks"), 1));
         assertEquals(ActivationOutcome.UNVERIFIABLE,
                 storage().activateCheckpoint(p, "proj", second, 1, List.of("tasks"), 0));
-        assertEquals(CheckpointState.BACKFILLING, storage().readCheckpoints(p).get(0).state());
+        assertEquals(CheckpointState.BACKFILLING, Checkpoints.read(storage(), p).get(0).state());
     }
 
     @Test

@@ -154,9 +154,6 @@ final class CommitLogSql {
     static final String CHECKPOINT_COLUMNS =
             "partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms";
 
-    static final String READ_CHECKPOINTS =
-            "SELECT " + CHECKPOINT_COLUMNS + " FROM sync_backfill_checkpoints WHERE partition = ? ORDER BY name";
-
     static final String READ_CHECKPOINT =
             "SELECT " + CHECKPOINT_COLUMNS + " FROM sync_backfill_checkpoints WHERE partition = ? AND name = ?";
 

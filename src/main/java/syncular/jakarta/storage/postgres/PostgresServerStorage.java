@@ -306,21 +306,6 @@ public final class PostgresServerStorage implements ServerStorage {
         return readLong("SELECT horizon_seq FROM sync_partitions WHERE partition = ?", partition);
     }
 
-    @Override
-    public void setHorizonSeq(String partition, long seq) {
-        read(c -> {
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO sync_partitions(partition, horizon_seq) VALUES (?, ?)
-                    ON CONFLICT (partition) DO UPDATE
-                      SET horizon_seq = GREATEST(sync_partitions.horizon_seq, EXCLUDED.horizon_seq)""")) {
-                ps.setString(1, partition);
-                ps.setLong(2, seq);
-                ps.executeUpdate();
-            }
-            return null;
-        });
-    }
-
     /** Params: partition, horizon (three times). */
     static final String PRUNE_DELETE = """
             DELETE FROM sync_changes WHERE partition = ? AND commit_seq <= ?;
@@ -608,20 +593,6 @@ public final class PostgresServerStorage implements ServerStorage {
     }
 
     // ---------------------------------------------------------------- RFC 0007
-
-    @Override
-    public List<StoredCheckpoint> readCheckpoints(String partition) {
-        return read(c -> {
-            List<StoredCheckpoint> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_CHECKPOINTS)) {
-                ps.setString(1, partition);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(CommitLogSql.checkpoint(rs, 1));
-                }
-            }
-            return out;
-        });
-    }
 
     @Override
     public ServeGate readServeGate(String partition, int runningSchemaVersion) {

@@ -74,7 +74,7 @@ class PostgresCheckpointTest {
         StoredCheckpoint claimed = Checkpoints.claim(storage, p, "b-proj", 1, 20);
         assertEquals(claimed, storage.declareCheckpoint(p, "b-proj", 1, 30), "a re-declare changes nothing");
         storage.declareCheckpoint(p, "a-proj", 1, 40);
-        assertEquals(List.of("a-proj", "b-proj"), storage.readCheckpoints(p).stream().map(StoredCheckpoint::name)
+        assertEquals(List.of("a-proj", "b-proj"), Checkpoints.read(storage, p).stream().map(StoredCheckpoint::name)
                 .toList());
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "SELECT required_writer_version FROM sync_writer_fence WHERE partition = ?")) {
@@ -132,12 +132,12 @@ class PostgresCheckpointTest {
         assertTrue(Checkpoints.advance(storage, p, "proj", first, 7, 70, 2));
         long second = Checkpoints.claim(storage, p, "proj", 1, 3).ownerEpoch();
         assertFalse(Checkpoints.advance(storage, p, "proj", first, 99, 990, 4), "the superseded owner");
-        StoredCheckpoint cp = storage.readCheckpoints(p).get(0);
+        StoredCheckpoint cp = Checkpoints.read(storage, p).get(0);
         assertEquals(7, cp.watermark());
         assertEquals(70, cp.observedRows());
         assertEquals(second, cp.ownerEpoch());
         assertTrue(Checkpoints.advance(storage, p, "proj", second, 8, 80, 5));
-        assertEquals(8, storage.readCheckpoints(p).get(0).watermark());
+        assertEquals(8, Checkpoints.read(storage, p).get(0).watermark());
     }
 
     @Test @Seed("seeds/001: the transaction variant rides in the backfill's write")
@@ -149,10 +149,10 @@ class PostgresCheckpointTest {
             assertTrue(tx.advanceCheckpoint("proj", epoch, 5, 50, 1));
             throw new IllegalStateException("the backfill write failed");
         }));
-        assertEquals(0, storage.readCheckpoints(p).get(0).watermark(), "rolled back with the write");
+        assertEquals(0, Checkpoints.read(storage, p).get(0).watermark(), "rolled back with the write");
         boolean advanced = storage.inTransaction(p, tx -> tx.advanceCheckpoint("proj", epoch, 5, 50, 1));
         assertTrue(advanced);
-        assertEquals(5, storage.readCheckpoints(p).get(0).watermark());
+        assertEquals(5, Checkpoints.read(storage, p).get(0).watermark());
         boolean superseded = storage.inTransaction(p, tx -> tx.advanceCheckpoint("proj", epoch + 1, 6, 60, 1));
         assertFalse(superseded);
     }
@@ -190,7 +190,7 @@ class PostgresCheckpointTest {
         }
         assertEquals(StorageErrorCode.CHECKPOINT_FENCE_MISSING, assertThrows(StorageException.class,
                 () -> storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 0)).code());
-        assertEquals(CheckpointState.BACKFILLING, storage.readCheckpoints(p).get(0).state());
+        assertEquals(CheckpointState.BACKFILLING, Checkpoints.read(storage, p).get(0).state());
     }
 
     @Test @Seed("003 activateCheckpoint: a source change above the watermark is stale")
@@ -202,7 +202,7 @@ class PostgresCheckpointTest {
         long watermark = Checkpoints.coverage(storage, p, SOURCES);
         push(p, "b");   // the source moved after the watermark was taken
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch, watermark, SOURCES, 1));
-        assertEquals(CheckpointState.BACKFILLING, storage.readCheckpoints(p).get(0).state());
+        assertEquals(CheckpointState.BACKFILLING, Checkpoints.read(storage, p).get(0).state());
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch + 1,
                 Checkpoints.coverage(storage, p, SOURCES), SOURCES, 1), "a superseded owner epoch is stale too");
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch,
@@ -221,7 +221,7 @@ class PostgresCheckpointTest {
         assertEquals(ActivationOutcome.UNVERIFIABLE, storage.activateCheckpoint(p, "proj", epoch, 1, SOURCES, 1));
         push(p, "c");   // seq 3: now there IS a change above watermark 1, and the horizon (2) is past it as well
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch, 1, SOURCES, 1));
-        assertEquals(CheckpointState.BACKFILLING, storage.readCheckpoints(p).get(0).state());
+        assertEquals(CheckpointState.BACKFILLING, Checkpoints.read(storage, p).get(0).state());
     }
 
     @Test @Seed("UPSTREAM-SERVER §3.4: activated is terminal")
@@ -231,7 +231,7 @@ class PostgresCheckpointTest {
         assertTrue(storage.readServeGate(p, 1).pending().stream().anyMatch(x -> x.partition().equals(p)));
         long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 9));
-        StoredCheckpoint cp = storage.readCheckpoints(p).get(0);
+        StoredCheckpoint cp = Checkpoints.read(storage, p).get(0);
         assertEquals(CheckpointState.ACTIVATED, cp.state());
         assertEquals(9, cp.updatedAtMs());
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 10));

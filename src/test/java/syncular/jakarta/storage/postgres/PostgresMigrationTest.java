@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.CheckpointDeclaration;
+import syncular.jakarta.storage.Checkpoints;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.RowScanQuery;
@@ -373,7 +374,7 @@ class PostgresMigrationTest {
 
                 migration.get(30, SECONDS);
                 assertEquals(2, fresh.writerVersion());
-                var installed = fresh.readCheckpoints(p);
+                var installed = Checkpoints.read(fresh, p);
                 assertEquals(1, installed.size(), "the migration installed the declaration with its fence");
                 assertEquals("note-backfill", installed.get(0).name());
                 assertEquals(2, installed.get(0).schemaVersion());
