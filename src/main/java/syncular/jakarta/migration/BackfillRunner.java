@@ -294,8 +294,8 @@ public final class BackfillRunner {
         int afterIdx = changed.isEmpty() ? pass.afterIdx() : changed.get(changed.size() - 1).idx();
         boolean exhausted = changed.size() < batchSize;
         BackfillPass next = new BackfillPass(pass.partition(), pass.name(), pass.pass(), pass.mode(), 0, null,
-                afterSeq, afterIdx, pass.fromSeq(), pass.watermark(), exhausted, pass.passRows() + rows.size(), pass.batches() + 1,
-                pass.startedAtMs(), clock.nowMs());
+                afterSeq, afterIdx, pass.fromSeq(), pass.watermark(), exhausted, pass.passRows() + rows.size(),
+                pass.batches() + 1, pass.startedAtMs(), clock.nowMs());
         return new Read(rows, next);
     }
 

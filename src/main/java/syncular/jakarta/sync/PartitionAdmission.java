@@ -16,8 +16,8 @@ import syncular.jakarta.wire.ErrorCode;
  * for at most {@code waitMs};
  * anything beyond is refused at once. A refusal is {@code sync.rate_limited} (retryable, action {@code retryLater};
  * in-band after {@code RESP_HEADER}): the client keeps its outbox and retries, none of that request's commits was
- * applied. Pulls are not admitted here: they wait on no lock, hold one connection for a few round trips, and holding them
- * back would cost a busy partition throughput for nothing.
+ * applied. Pulls are not admitted here: they wait on no lock, hold one connection for a few round trips, and holding
+ * them back would cost a busy partition throughput for nothing.
  *
  * <p>The counterpart in the database is the lock timeout of the push transaction (storage), which bounds how long
  * an admitted push waits for the partition lock itself.

@@ -274,7 +274,9 @@ public final class PushProcessor {
             return r;
         }
 
-        void put(String table, String rowId, StoredRow row) { commit.put(new RowKey(table, rowId), Optional.ofNullable(row)); }
+        void put(String table, String rowId, StoredRow row) {
+            commit.put(new RowKey(table, rowId), Optional.ofNullable(row));
+        }
 
         void applied() {
             group.putAll(commit);

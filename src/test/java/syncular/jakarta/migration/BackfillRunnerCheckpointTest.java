@@ -113,7 +113,8 @@ class BackfillRunnerCheckpointTest {
     }
 
     StoredCheckpoint checkpoint() {
-        return Checkpoints.read(storage, partition).stream().filter(c -> c.name().equals(NAME)).findFirst().orElseThrow();
+        return Checkpoints.read(storage, partition).stream().filter(c -> c.name().equals(NAME)).findFirst()
+                .orElseThrow();
     }
 
     /** id → title of the projection, read through the storage's own decoding of payloads. */
@@ -307,7 +308,8 @@ class BackfillRunnerCheckpointTest {
         BackfillPass passAfterFirst = storage.backfillProgress().get(0).pass().orElseThrow();
         runner.tick();   // crashes: logged, rolled back
         assertEquals(afterFirst, checkpoint(), "claim, watermark and observed rows rolled back with the batch");
-        assertEquals(passAfterFirst, storage.backfillProgress().get(0).pass().orElseThrow(), "the position did not move");
+        assertEquals(passAfterFirst, storage.backfillProgress().get(0).pass().orElseThrow(),
+                "the position did not move");
         assertEquals(List.of("1:1:0/"), backfillCommitIds(), "no commit of the failed batch");
 
         runner.runToCompletion(10);

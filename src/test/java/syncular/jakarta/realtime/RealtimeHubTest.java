@@ -72,7 +72,8 @@ class RealtimeHubTest {
 
         Node() {
             storage.ensureSchema(schema, List.of());
-            handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, settings, null, Validation.NONE);
+            handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, settings, null,
+                    Validation.NONE);
             feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
             RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20);
             hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS);
