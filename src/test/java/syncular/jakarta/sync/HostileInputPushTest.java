@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,7 +20,6 @@ import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.ServerStorage;
-import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
@@ -199,41 +196,20 @@ class HostileInputPushTest {
 
     /** Delegates to {@code real}; an upsert of row "refused" is sent with a U+0000 in its projection's key. */
     private static ServerStorage refusingRowWrites(ServerStorage real) {
-        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
-                new Class<?>[] {ServerStorage.class}, (proxy, m, args) -> {
-                    if (m.getName().equals("inTransaction")) {
-                        ServerStorage.TransactionWork<?> work = (ServerStorage.TransactionWork<?>) args[1];
-                        return real.inTransaction((String) args[0], tx -> work.run(refusing(tx)));
-                    }
-                    return invoke(real, m, args);
-                });
-    }
-
-    private static StorageTransaction refusing(StorageTransaction tx) {
-        return (StorageTransaction) Proxy.newProxyInstance(StorageTransaction.class.getClassLoader(),
-                new Class<?>[] {StorageTransaction.class}, (proxy, m, args) -> {
-                    if (m.getName().equals("upsertRow") && ((StoredRow) args[1]).rowId().equals("refused")) {
-                        args[1] = refused((StoredRow) args[1]);
-                    }
-                    if (m.getName().equals("applyCommit")) {
-                        // the batched write path: the same refusal inside the commit's one round trip
-                        args[0] = ((List<?>) args[0]).stream().map(w -> w instanceof RowWrite.Upsert u
-                                && u.row().rowId().equals("refused")
-                                ? new RowWrite.Upsert(u.table(), refused(u.row()), u.opIndex()) : w).toList();
-                    }
-                    return invoke(tx, m, args);
-                });
+        return StorageHooks.transactionsThrough(real, tx -> StorageHooks.calls(tx, (method, args) -> {
+            if (method.equals("upsertRow") && ((StoredRow) args[1]).rowId().equals("refused")) {
+                args[1] = refused((StoredRow) args[1]);
+            }
+            if (method.equals("applyCommit")) {
+                // the batched write path: the same refusal inside the commit's one round trip
+                args[0] = ((List<?>) args[0]).stream().map(w -> w instanceof RowWrite.Upsert u
+                        && u.row().rowId().equals("refused")
+                        ? new RowWrite.Upsert(u.table(), refused(u.row()), u.opIndex()) : w).toList();
+            }
+        }));
     }
 
     private static StoredRow refused(StoredRow r) {
         return new StoredRow("refused\0", r.serverVersion(), r.scopes(), r.payload());
-    }
-
-    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
-        try {
-            return m.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 }

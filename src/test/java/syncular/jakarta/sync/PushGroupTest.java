@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -26,7 +24,6 @@ import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
-import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
@@ -64,34 +61,15 @@ class PushGroupTest {
 
     /** A storage whose transactions are counted; {@code failOn}: the commit whose append fails as a database fault would. */
     private static ServerStorage counted(AtomicInteger transactions, String failOn) {
-        return (ServerStorage) Proxy.newProxyInstance(ServerStorage.class.getClassLoader(),
-                new Class<?>[] {ServerStorage.class}, (proxy, m, args) -> {
-                    if (m.getName().equals("inTransaction")) {
-                        transactions.incrementAndGet();
-                        ServerStorage.TransactionWork<?> work = (ServerStorage.TransactionWork<?>) args[1];
-                        return storage.inTransaction((String) args[0], tx -> work.run(failing(tx, failOn)));
-                    }
-                    return invoke(storage, m, args);
-                });
-    }
-
-    private static StorageTransaction failing(StorageTransaction tx, String failOn) {
-        return (StorageTransaction) Proxy.newProxyInstance(StorageTransaction.class.getClassLoader(),
-                new Class<?>[] {StorageTransaction.class}, (proxy, m, args) -> {
-                    if (m.getName().equals("applyCommit") && failOn != null
-                            && ((syncular.jakarta.storage.NewCommit) args[1]).clientCommitId().equals(failOn)) {
-                        throw new StorageException(StorageErrorCode.UNCLASSIFIED);
-                    }
-                    return invoke(tx, m, args);
-                });
-    }
-
-    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
-        try {
-            return m.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
+        return StorageHooks.transactionsThrough(storage, tx -> {
+            transactions.incrementAndGet();
+            return StorageHooks.calls(tx, (method, args) -> {
+                if (method.equals("applyCommit") && failOn != null
+                        && ((syncular.jakarta.storage.NewCommit) args[1]).clientCommitId().equals(failOn)) {
+                    throw new StorageException(StorageErrorCode.UNCLASSIFIED);
+                }
+            });
+        });
     }
 
     /**

@@ -111,17 +111,21 @@ class RoundTripBudgetTest {
         @Override public boolean isWrapperFor(Class<?> iface) { return false; }
     }
 
-    @Test
-    void aPushAndPullRoundTakesSixRoundTripsOneTransactionAndTwoConnections() {
-        Counting counting = new Counting(db);
+    /** A handler on a storage whose every connection comes through {@code counting}. */
+    private static SyncHandler handlerOver(Counting counting) {
         PostgresServerStorage storage = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
                 () -> 1_000L);
         storage.ensureSchema(SCHEMA, List.of());
-        SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of,
-                identity -> Map.of("project_id", List.of("*")), () -> 1_000L, SyncSettings.DEFAULTS,
-                (request, bytes) -> {
+        return new SyncHandler(storage, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
+                () -> 1_000L, SyncSettings.DEFAULTS, (request, bytes) -> {
                     throw new AssertionError("no segment is published here");
                 }, Validation.NONE);
+    }
+
+    @Test
+    void aPushAndPullRoundTakesSixRoundTripsOneTransactionAndAtMostThreeCheckouts() {
+        Counting counting = new Counting(db);
+        SyncHandler handler = handlerOver(counting);
         String partition = EmbeddedPostgresSupport.partition("budget-rt");
         Identity actor = new Identity("actor-1", partition);
         long cursor = -1;
@@ -150,14 +154,7 @@ class RoundTripBudgetTest {
     @Test
     void aPullOnlyRoundTakesThreeRoundTripsAndNoTransaction() {
         Counting counting = new Counting(db);
-        PostgresServerStorage storage = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
-                () -> 1_000L);
-        storage.ensureSchema(SCHEMA, List.of());
-        SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of,
-                identity -> Map.of("project_id", List.of("*")), () -> 1_000L, SyncSettings.DEFAULTS,
-                (request, bytes) -> {
-                    throw new AssertionError("no segment is published here");
-                }, Validation.NONE);
+        SyncHandler handler = handlerOver(counting);
         Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("budget-pull"));
         Subscription sub = new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, 0, null);
         RequestMessage pull = new RequestMessage(1, List.of(new ReqHeader("c1", 1),
