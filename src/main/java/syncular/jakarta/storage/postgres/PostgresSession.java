@@ -2,7 +2,6 @@ package syncular.jakarta.storage.postgres;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
@@ -68,32 +67,25 @@ final class PostgresSession implements StorageSession {
                 ps.setString(i++, partition);
                 ps.setString(i++, clientId);
                 if (logHead) ps.setString(i++, partition);
-                PartitionRegistryEntry registry = null;
-                ServeGate gate = null;
-                Optional<ClientRecord> record = Optional.empty();
-                long maxSeq = 0;
-                long horizon = 0;
-                int index = 0;
-                for (boolean isSet = ps.execute(); ; isSet = ps.getMoreResults()) {
-                    if (!isSet) {
-                        if (ps.getUpdateCount() == -1) break;
-                        continue;
-                    }
-                    try (ResultSet rs = ps.getResultSet()) {
-                        switch (index++) {
-                            case 0 -> registry = PostgresServerStorage.registryFrom(partition, rs);
-                            case 1 -> gate = PostgresServerStorage.serveGateFrom(rs);
-                            case 2 -> record = PostgresServerStorage.clientRecordFrom(rs);
-                            default -> {
-                                if (rs.next()) {
-                                    maxSeq = rs.getLong(1);
-                                    horizon = rs.getLong(2);
-                                }
+                PartitionRegistryEntry[] registry = new PartitionRegistryEntry[1];
+                ServeGate[] gate = new ServeGate[1];
+                @SuppressWarnings("unchecked")
+                Optional<ClientRecord>[] record = new Optional[] {Optional.empty()};
+                long[] head = new long[2];
+                PostgresTransaction.resultSets(ps, (index, rs) -> {
+                    switch (index) {
+                        case 0 -> registry[0] = PostgresServerStorage.registryFrom(partition, rs);
+                        case 1 -> gate[0] = PostgresServerStorage.serveGateFrom(rs);
+                        case 2 -> record[0] = PostgresServerStorage.clientRecordFrom(rs);
+                        default -> {
+                            if (rs.next()) {
+                                head[0] = rs.getLong(1);
+                                head[1] = rs.getLong(2);
                             }
                         }
                     }
-                }
-                return new RequestPreamble(registry, gate, record, maxSeq, horizon);
+                });
+                return new RequestPreamble(registry[0], gate[0], record[0], head[0], head[1]);
             }
         });
     }
@@ -117,14 +109,10 @@ final class PostgresSession implements StorageSession {
                 int i = PostgresServerStorage.bindClientRecord(ps, 1, partition, record.get());
                 ps.setString(i++, partition);
                 ps.setInt(i++, runningSchemaVersion);
-                for (boolean isSet = ps.execute(); ; isSet = ps.getMoreResults()) {
-                    if (isSet) {
-                        try (ResultSet rs = ps.getResultSet()) {
-                            return PostgresServerStorage.serveGateFrom(rs);
-                        }
-                    }
-                    if (ps.getUpdateCount() == -1) throw new SQLException("the serve-gate read returned no rows");
-                }
+                ServeGate[] gate = new ServeGate[1];
+                PostgresTransaction.resultSets(ps, (index, rs) -> gate[0] = PostgresServerStorage.serveGateFrom(rs));
+                if (gate[0] == null) throw new SQLException("the serve-gate read returned no rows");
+                return gate[0];
             }
         });
     }

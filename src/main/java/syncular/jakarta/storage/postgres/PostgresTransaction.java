@@ -60,7 +60,7 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     @FunctionalInterface
-    private interface ResultVisitor {
+    interface ResultVisitor {
         void visit(int index, ResultSet rs) throws SQLException;
     }
 
@@ -83,20 +83,28 @@ final class PostgresTransaction implements StorageTransaction {
         String text = prefix() + sql;
         try (PreparedStatement ps = c.prepareStatement(text)) {
             if (binder != null) binder.bind(ps, 1);
-            int seen = -1;
-            boolean isResultSet = ps.execute();
-            while (true) {
-                if (isResultSet) {
-                    try (ResultSet rs = ps.getResultSet()) {
-                        visitor.visit(++seen, rs);
-                    }
-                } else if (ps.getUpdateCount() == -1) {
-                    break;
-                }
-                isResultSet = ps.getMoreResults();
-            }
+            resultSets(ps, visitor);
         } catch (SQLException e) {
             throw PgErrors.classifyOn(c, e);
+        }
+    }
+
+    /**
+     * Executes {@code ps} (a multi-statement text is one pipelined round trip) and shows {@code visitor} its result
+     * sets in order, numbered from 0; update counts are skipped.
+     */
+    static void resultSets(PreparedStatement ps, ResultVisitor visitor) throws SQLException {
+        int seen = -1;
+        boolean isResultSet = ps.execute();
+        while (true) {
+            if (isResultSet) {
+                try (ResultSet rs = ps.getResultSet()) {
+                    visitor.visit(++seen, rs);
+                }
+            } else if (ps.getUpdateCount() == -1) {
+                break;
+            }
+            isResultSet = ps.getMoreResults();
         }
     }
 
