@@ -275,14 +275,14 @@ for s in $SERVERS; do run_server "$s"; done
 # ---------------------------------------------------------------------------------------------------------------
 {
   echo "side-by-side $STAMP: clients=$CLIENTS seconds=$BENCH_SECONDS warmup=$WARMUP runs=$RUNS via-proxy=$VIA_PROXY ($(nproc) cores)"
-  printf '%-11s %7s %9s %8s %8s %8s %8s %8s %7s %8s %10s %8s\n' server clients rounds/s "p50 ms" "p95 ms" "p99 ms" \
-    failures srv-cpu% db-cpu% tx/round stmt/round rt/round
+  printf '%-11s %7s %9s %8s %8s %8s %8s %8s %7s %8s %10s %8s %8s\n' server clients rounds/s "p50 ms" "p95 ms" "p99 ms" \
+    failures srv-cpu% db-cpu% tx/round stmt/round rt/round drv-cpu%
   for s in $SERVERS; do
     f=$OUT/$s.txt
     [[ -f "$f" ]] || continue
     want=median; [[ "$RUNS" -gt 1 ]] || want=1
     awk -v s="$s" -v want="$want" '$1 ~ /^[0-9]+$/ && $NF == want {
-      printf "%-11s %7s %9s %8s %8s %8s %8s %8s %7s %8s %10s %8s\n", s, $1, $3, $4, $5, $6, $8, $9, $10, $11, $12, $13 }' "$f"
+      printf "%-11s %7s %9s %8s %8s %8s %8s %8s %7s %8s %10s %8s %8s\n", s, $1, $3, $4, $5, $6, $8, $9, $10, $11, $12, $13, $14 }' "$f"
   done
   echo
   echo "load average (1/5/15 min) before each server started -> after it stopped:"

@@ -173,6 +173,40 @@ class PushGroupTest {
     }
 
     @Test @Timeout(60)
+    void aGroupWritesItsHeadOnceAndSignalsTheFeedOnceEvenWhenItsLastCommitIsRejected() throws Exception {
+        String partition = EmbeddedPostgresSupport.partition("group-head");
+        PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
+        try (Connection listener = db.rawConnection()) {
+            try (java.sql.Statement st = listener.createStatement()) {
+                st.execute("LISTEN " + syncular.jakarta.storage.postgres.PostgresCommitFeed.CHANNEL);
+            }
+            // h3 expects a version its row does not have: the group's last candidate is rejected, so the head
+            // is written back after it, before the group commits
+            Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("h0", "r0", null),
+                    List.of(upsert("h1", "r1", null), upsert("h2", "r2", null), upsert("h3", "r3", 7L)));
+            assertEquals(PushResult.Status.REJECTED, result(results, "h3").status());
+            assertEquals(3, storage.getMaxCommitSeq(partition));
+            PushProcessor.Pushed next = push.push(new PushProcessor.Batch(new PushProcessor.RequestScope(
+                    new Identity("actor-1", partition), "client-h4", 2), SCHEMA, ALL,
+                    List.of(upsert("h4", "r4", null)), underLock -> { }));
+            assertEquals(4, next.outcomes().get(0).result().commitSeq(), "the next group numbers on from the head");
+            assertEquals(4, storage.getMaxCommitSeq(partition));
+            List<String> notices = new ArrayList<>();
+            org.postgresql.PGConnection pg = listener.unwrap(org.postgresql.PGConnection.class);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (notices.size() < 3 && System.nanoTime() < deadline) {
+                org.postgresql.PGNotification[] got = pg.getNotifications(200);
+                if (got == null) continue;
+                for (org.postgresql.PGNotification n : got) {
+                    if (n.getParameter().startsWith(partition + ":")) notices.add(n.getParameter());
+                }
+            }
+            assertEquals(List.of(partition + ":1", partition + ":3", partition + ":4"), notices,
+                    "one notice per group, for its head: the feed reports every seq up to it");
+        }
+    }
+
+    @Test @Timeout(60)
     void anInfrastructureFailureOfAGroupIsRetriedRequestByRequestAndFailsOnlyItsOwn() throws Exception {
         String partition = EmbeddedPostgresSupport.partition("group-fail");
         AtomicInteger transactions = new AtomicInteger();

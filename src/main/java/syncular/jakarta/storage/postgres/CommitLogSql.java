@@ -37,55 +37,105 @@ final class CommitLogSql {
             "ROLLBACK TO SAVEPOINT syncular_push_candidate;\nRELEASE SAVEPOINT syncular_push_candidate";
 
     /**
-     * One statement appends a whole commit: the dense seq allocation (the upsert's row lock serializes concurrent
-     * appends to one partition and a rollback leaves no gap, unlike a SEQUENCE), the commit row stamped with the
-     * writer version (the fence trigger checks it), its changes and their change-scope index entries, from arrays.
-     * Params: partition; partition, clientId, clientCommitId, actorId, createdAtMs, writerVersion; partition,
-     * idx[], tbl[], rowId[], op[], rowVersion[], scopes[], payload[]; partition, tbl[], var[], value[].
-     */
-    static final String APPEND_COMMIT_CTES = """
-            WITH allocated AS (
-              INSERT INTO sync_partitions(partition, max_commit_seq) VALUES (?, 1)
-              ON CONFLICT (partition) DO UPDATE SET max_commit_seq = sync_partitions.max_commit_seq + 1
-              RETURNING max_commit_seq),
-            c AS (
-              INSERT INTO sync_commits(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
-                                       writer_version)
-              SELECT ?, max_commit_seq, ?, ?, ?, ?, ? FROM allocated
-              RETURNING partition, commit_seq),
-            ch AS (
-              INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
-              SELECT ?, c.commit_seq, u.idx, u.tbl, u.row_id, u.op, u.row_version, u.scopes::jsonb, u.payload
-                FROM c, unnest(?::int[], ?::text[], ?::text[], ?::smallint[], ?::bigint[], ?::text[], ?::bytea[])
-                     AS u(idx, tbl, row_id, op, row_version, scopes, payload)),
-            cs AS (
-              INSERT INTO sync_change_scopes(partition, tbl, var, value, commit_seq)
-              SELECT ?, v.tbl, v.var, v.value, c.commit_seq
-                FROM c, unnest(?::text[], ?::text[], ?::text[]) AS v(tbl, var, value)
-              ON CONFLICT DO NOTHING)""";
-
-    /**
-     * The final select of an append: the seq, and the realtime notice (SPEC §8.2, {@code PostgresCommitFeed}) queued
-     * inside the commit's transaction, so PostgreSQL delivers it iff the commit commits (a rejection's rollback to
-     * the push savepoint discards it too).
+     * The final select of an append that signals the commit feed: the seq, and the realtime notice (SPEC §8.2,
+     * {@code PostgresCommitFeed}) queued inside the commit's transaction, so PostgreSQL delivers it iff the commit
+     * commits.
      */
     static final String APPEND_SELECT =
             "SELECT commit_seq, pg_notify('" + PostgresCommitFeed.CHANNEL + "', partition || ':' || commit_seq) FROM c";
 
-    static final String APPEND_COMMIT = APPEND_COMMIT_CTES + "\n" + APPEND_SELECT;
+    /**
+     * One statement appends a whole commit: the commit row stamped with the writer version (the fence trigger checks
+     * it), its changes and their change-scope index entries, from arrays; optionally its applied push result, with
+     * the commit's seq written into the result's {@code commitSeq} (first writer wins, as {@link #PUT_PUSH_RESULT}).
+     *
+     * <p>Where the seq comes from ({@link Numbering}):
+     * <ul>
+     *   <li>{@code ALLOCATE}: the statement allocates the partition's next dense seq itself (the upsert's row lock
+     *       serializes concurrent appends to one partition and a rollback leaves no gap, unlike a SEQUENCE) and
+     *       queues the commit's realtime notice (SPEC §8.2, {@code PostgresCommitFeed}) inside the commit's
+     *       transaction, so PostgreSQL delivers it iff the commit commits.</li>
+     *   <li>{@code GIVEN}: under the push lock the transaction numbers its commits from the locked head and leaves
+     *       the partition row alone: a push group writes that hot row once, not once per commit.</li>
+     *   <li>{@code GIVEN_AND_PUBLISH}: as {@code GIVEN}, and the same statement writes this seq back as the head
+     *       and queues ONE notice for every commit numbered since the last write-back (the feed reports each seq up
+     *       to a notice's; {@link #PUBLISH_HEAD} does it alone).</li>
+     * </ul>
+     * A rejection's rollback to the push savepoint discards whatever its statement wrote and queued.
+     *
+     * <p>Params: {@code ALLOCATE}: partition; partition, clientId, clientCommitId, actorId, createdAtMs,
+     * writerVersion. {@code GIVEN*}: partition, seq, clientId, clientCommitId, actorId, createdAtMs, writerVersion.
+     * Then: partition, idx[], tbl[], rowId[], op[], rowVersion[], scopes[], payload[]; partition, tbl[], var[],
+     * value[]; with a result: partition, clientId, clientCommitId, result JSON; {@code GIVEN_AND_PUBLISH}: seq,
+     * partition.
+     */
+    static String appendCommit(Numbering numbering, boolean withResult) {
+        return APPEND[numbering.ordinal() * 2 + (withResult ? 1 : 0)];
+    }
+
+    /** How an append gets its seq (see {@link #appendCommit}). */
+    enum Numbering { ALLOCATE, GIVEN, GIVEN_AND_PUBLISH }
+
+    private static final String[] APPEND = new String[Numbering.values().length * 2];
+
+    static {
+        for (Numbering n : Numbering.values()) {
+            for (boolean withResult : new boolean[] {false, true}) {
+                APPEND[n.ordinal() * 2 + (withResult ? 1 : 0)] = buildAppend(n, withResult);
+            }
+        }
+    }
+
+    private static String buildAppend(Numbering numbering, boolean withResult) {
+        String commit = numbering == Numbering.ALLOCATE ? """
+                WITH allocated AS (
+                  INSERT INTO sync_partitions(partition, max_commit_seq) VALUES (?, 1)
+                  ON CONFLICT (partition) DO UPDATE SET max_commit_seq = sync_partitions.max_commit_seq + 1
+                  RETURNING max_commit_seq),
+                c AS (
+                  INSERT INTO sync_commits(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
+                                           writer_version)
+                  SELECT ?, max_commit_seq, ?, ?, ?, ?, ? FROM allocated
+                  RETURNING partition, commit_seq),
+                """ : """
+                WITH c AS (
+                  INSERT INTO sync_commits(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
+                                           writer_version)
+                  VALUES (?, ?, ?, ?, ?, ?, ?)
+                  RETURNING partition, commit_seq),
+                """;
+        String changes = """
+                ch AS (
+                  INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
+                  SELECT ?, c.commit_seq, u.idx, u.tbl, u.row_id, u.op, u.row_version, u.scopes::jsonb, u.payload
+                    FROM c, unnest(?::int[], ?::text[], ?::text[], ?::smallint[], ?::bigint[], ?::text[], ?::bytea[])
+                         AS u(idx, tbl, row_id, op, row_version, scopes, payload)),
+                cs AS (
+                  INSERT INTO sync_change_scopes(partition, tbl, var, value, commit_seq)
+                  SELECT ?, v.tbl, v.var, v.value, c.commit_seq
+                    FROM c, unnest(?::text[], ?::text[], ?::text[]) AS v(tbl, var, value)
+                  ON CONFLICT DO NOTHING)""";
+        String result = !withResult ? "" : """
+                ,
+                pr AS (
+                  INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
+                  SELECT ?, ?, ?, jsonb_set(?::jsonb, '{commitSeq}', to_jsonb(c.commit_seq)) FROM c
+                  ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING)""";
+        String head = numbering != Numbering.GIVEN_AND_PUBLISH ? "" : """
+                ,
+                head AS (UPDATE sync_partitions SET max_commit_seq = ? WHERE partition = ?)""";
+        String select = numbering == Numbering.GIVEN ? "\nSELECT commit_seq FROM c" : "\n" + APPEND_SELECT;
+        return commit + changes + result + head + select;
+    }
 
     /**
-     * {@link #APPEND_COMMIT} plus the applied push result in the same statement, with the allocated seq written
-     * into its {@code commitSeq} (first writer wins, as {@link #PUT_PUSH_RESULT}). Extra params: partition,
-     * clientId, clientCommitId, result JSON.
+     * Writes the push lock's numbered head back to the partition row and queues one notice for every commit numbered
+     * since the last write-back (see {@link #appendCommit}). Params: seq, partition.
      */
-    static final String APPEND_COMMIT_WITH_RESULT = APPEND_COMMIT_CTES + """
-            ,
-            pr AS (
-              INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
-              SELECT ?, ?, ?, jsonb_set(?::jsonb, '{commitSeq}', to_jsonb(c.commit_seq)) FROM c
-              ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING)
-            """ + APPEND_SELECT;
+    static final String PUBLISH_HEAD = """
+            WITH h AS (UPDATE sync_partitions SET max_commit_seq = ? WHERE partition = ?
+                       RETURNING partition, max_commit_seq)
+            SELECT pg_notify('""" + PostgresCommitFeed.CHANNEL + "', partition || ':' || max_commit_seq) FROM h";
 
     /**
      * One commit-window page in one round trip (relational-rows.ts {@code commitWindowPageSql}): candidate commits

@@ -286,12 +286,21 @@ public final class PostgresServerStorage implements ServerStorage {
 
     @Override
     public StorageTransaction begin(Connection connection, String partition) {
-        return new PostgresTransaction(this, connection, partition, installed.version);
+        return new PostgresTransaction(this, connection, partition, installed.version, false);
     }
 
+    /**
+     * The storage's own unit: its pushes write the partition head back once (with the last candidate's append, or
+     * here before the runner commits) instead of with every commit.
+     */
     @Override
     public <T> T inTransaction(String partition, TransactionWork<T> work) {
-        return runner.inNewTransaction(c -> work.run(begin(c, partition)));
+        return runner.inNewTransaction(c -> {
+            PostgresTransaction tx = new PostgresTransaction(this, c, partition, installed.version, true);
+            T result = work.run(tx);
+            tx.publishHead();
+            return result;
+        });
     }
 
     // --------------------------------------------------------------- commit log

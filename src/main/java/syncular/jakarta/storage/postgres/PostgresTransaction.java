@@ -46,6 +46,17 @@ final class PostgresTransaction implements StorageTransaction {
     private final String partition;
     /** The schema version this transaction writes; stamped on every appended commit for the fence trigger. */
     private final int writerVersion;
+    /**
+     * Under the push lock, appends are numbered from the locked head and the head is written back to the partition
+     * row with the last candidate's append or by {@link #publishHead()} before the storage's own unit commits
+     * ({@code PostgresServerStorage#inTransaction}); without it (a transaction the caller ends) with every append.
+     */
+    private final boolean deferHead;
+    /** Under the lock: the partition's head as this transaction numbered it, and as last written back. */
+    private long head;
+    private long publishedHead;
+    /** The next append is the push group's last candidate: it writes the head back in its own statement. */
+    private boolean publishWithNextAppend;
     private boolean isolationPending = true;
     /** The partition lock is held (the savepoint state below is only kept under it). */
     private boolean locked;
@@ -64,11 +75,13 @@ final class PostgresTransaction implements StorageTransaction {
         void visit(int index, ResultSet rs) throws SQLException;
     }
 
-    PostgresTransaction(PostgresServerStorage storage, Connection c, String partition, int writerVersion) {
+    PostgresTransaction(PostgresServerStorage storage, Connection c, String partition, int writerVersion,
+                        boolean deferHead) {
         this.storage = storage;
         this.c = c;
         this.partition = partition;
         this.writerVersion = writerVersion;
+        this.deferHead = deferHead;
     }
 
     @Override public String partition() { return partition; }
@@ -139,18 +152,47 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public void lockPartitionForPush() {
+        long[] locked = new long[1];
         run(storage.lockForPushSql, (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             return i;
-        }, IGNORE);
-        locked();
+        }, (index, rs) -> {
+            if (rs.next()) locked[0] = rs.getLong(1);
+        });
+        locked(locked[0]);
     }
 
-    private void locked() {
+    /** The lock is held; {@code lockedHead} is the partition row's max_commit_seq read under it. */
+    private void locked(long lockedHead) {
+        if (!locked) {   // a second lock in the same transaction keeps the numbering it has
+            head = lockedHead;
+            publishedHead = lockedHead;
+        }
         locked = true;
         savepoint = true;
         candidateSaved = true;
+    }
+
+    @Override
+    public void lastCandidate() {
+        if (!locked) throw new IllegalStateException("lastCandidate requires lockForPush() first");
+        publishWithNextAppend = true;
+    }
+
+    /**
+     * Writes the numbered head back to the partition row, with one commit-feed notice for the commits numbered since
+     * the last write-back; a no-op when there are none. Must run before a deferring transaction commits.
+     */
+    void publishHead() {
+        if (head == publishedHead) return;
+        long seq = head;
+        run(CommitLogSql.PUBLISH_HEAD, (ps, i) -> {
+            ps.setLong(i++, seq);
+            ps.setString(i++, partition);
+            return i;
+        }, IGNORE);
+        publishedHead = seq;
     }
 
     @Override
@@ -178,7 +220,7 @@ final class PostgresTransaction implements StorageTransaction {
         String[] clientIds = commits.stream().map(PushKey::clientId).distinct().toArray(String[]::new);
         String[] commitIds = commits.stream().map(PushKey::clientCommitId).distinct().toArray(String[]::new);
         ServeGate[] gate = new ServeGate[1];
-        long[] head = new long[2];
+        long[] lockedRow = new long[2];
         Map<PushKey, StoredPushResult> existing = new HashMap<>();
         Set<PushKey> unreadable = new java.util.HashSet<>();
         Map<RowKey, StoredRow> rows = new HashMap<>();
@@ -198,8 +240,8 @@ final class PostgresTransaction implements StorageTransaction {
         }, (index, rs) -> {
             // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored results, 3.. = rows per table
             if (index == 0 && rs.next()) {
-                head[0] = rs.getLong(1);
-                head[1] = rs.getLong(2);
+                lockedRow[0] = rs.getLong(1);
+                lockedRow[1] = rs.getLong(2);
             }
             if (index == 1) gate[0] = PostgresServerStorage.serveGateFrom(rs);
             if (index == 2) {
@@ -222,8 +264,8 @@ final class PostgresTransaction implements StorageTransaction {
                 }
             }
         });
-        locked();
-        return new PushPreamble(gate[0], existing, unreadable, rows, head[0], head[1]);
+        locked(lockedRow[0]);
+        return new PushPreamble(gate[0], existing, unreadable, rows, head, lockedRow[1]);
     }
 
     // ------------------------------------------------------------ reads
@@ -402,15 +444,24 @@ final class PostgresTransaction implements StorageTransaction {
             sVal[k] = key.get(2);
             k++;
         }
+        CommitLogSql.Numbering numbering = !locked ? CommitLogSql.Numbering.ALLOCATE
+                : deferHead && !publishWithNextAppend ? CommitLogSql.Numbering.GIVEN
+                : CommitLogSql.Numbering.GIVEN_AND_PUBLISH;
+        long given = head + 1;
         long[] seq = new long[1];
         String resultJson = applied == null ? null : StoredJson.pushResult(applied);
         StringBuilder sql = new StringBuilder();
         for (Statement st : before) sql.append(st.sql).append(";\n");
-        sql.append(applied == null ? CommitLogSql.APPEND_COMMIT : CommitLogSql.APPEND_COMMIT_WITH_RESULT);
+        sql.append(CommitLogSql.appendCommit(numbering, applied != null));
         write(sql.toString(), (ps, i) -> {
             for (Statement st : before) i = st.binder.bind(ps, i);
-            ps.setString(i++, partition);
-            ps.setString(i++, partition);
+            if (numbering == CommitLogSql.Numbering.ALLOCATE) {
+                ps.setString(i++, partition);
+                ps.setString(i++, partition);
+            } else {
+                ps.setString(i++, partition);
+                ps.setLong(i++, given);
+            }
             ps.setString(i++, commit.clientId());
             ps.setString(i++, commit.clientCommitId());
             ps.setString(i++, commit.actorId());
@@ -434,6 +485,10 @@ final class PostgresTransaction implements StorageTransaction {
                 ps.setString(i++, commit.clientCommitId());
                 ps.setString(i++, resultJson);
             }
+            if (numbering == CommitLogSql.Numbering.GIVEN_AND_PUBLISH) {
+                ps.setLong(i++, given);
+                ps.setString(i++, partition);
+            }
             return i;
         }, (index, rs) -> {
             if (index == before.size()) {   // the row writes' own result sets come first
@@ -441,6 +496,11 @@ final class PostgresTransaction implements StorageTransaction {
                 seq[0] = rs.getLong(1);
             }
         });
+        if (numbering != CommitLogSql.Numbering.ALLOCATE) {
+            head = seq[0];
+            if (numbering == CommitLogSql.Numbering.GIVEN_AND_PUBLISH) publishedHead = seq[0];
+        }
+        publishWithNextAppend = false;
         return seq[0];
     }
 

@@ -133,9 +133,9 @@ public final class SyncLoadDriver {
                     rate(before.statements(), after.statements(), s, 1),
                     rate(before.roundTrips(), after.roundTrips(), s, 1));
         }
-        System.out.printf(Locale.ROOT, "%-8s %10s %12s %9s %9s %9s %9s %8s %8s %8s %9s %10s %9s  %s%n", "clients",
+        System.out.printf(Locale.ROOT, "%-8s %10s %12s %9s %9s %9s %9s %8s %8s %8s %9s %10s %9s %8s  %s%n", "clients",
                 "rounds", "rounds/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "failures", "srv-cpu%", "db-cpu%",
-                "tx/round", "stmt/round", "rt/round", "run");
+                "tx/round", "stmt/round", "rt/round", "drv-cpu%", "run");
         boolean anyFailure = false;
         for (int clients : o.levels()) {
             List<VClient> vclients = new ArrayList<>();
@@ -373,7 +373,7 @@ public final class SyncLoadDriver {
     /** One output line. NaN = not measured (prints "-"). */
     record Row(int clients, double rounds, double perSecond, double p50, double p95, double p99, double max,
             double failures, double serverCpu, double dbCpu, double txPerRound, double stmtPerRound,
-            double rtPerRound) {
+            double rtPerRound, double driverCpu) {
 
         static Row of(int clients, Phase p, Meters.Sample before, Meters.Sample after, Meters meters) {
             long[] all = p.latencies();
@@ -385,20 +385,23 @@ public final class SyncLoadDriver {
                     cpuPercent(before.dbTicks(), after.dbTicks(), wall, meters.clockTicks),
                     perRound(before.transactions(), after.transactions(), rounds),
                     perRound(before.statements(), after.statements(), rounds),
-                    perRound(before.roundTrips(), after.roundTrips(), rounds));
+                    perRound(before.roundTrips(), after.roundTrips(), rounds),
+                    cpuPercent(before.driverTicks(), after.driverTicks(), wall, meters.clockTicks));
         }
 
         static Row median(List<Row> rows) {
             return new Row(rows.get(0).clients(), med(rows, Row::rounds), med(rows, Row::perSecond), med(rows, Row::p50),
                     med(rows, Row::p95), med(rows, Row::p99), med(rows, Row::max),
                     rows.stream().mapToDouble(Row::failures).sum(), med(rows, Row::serverCpu), med(rows, Row::dbCpu),
-                    med(rows, Row::txPerRound), med(rows, Row::stmtPerRound), med(rows, Row::rtPerRound));
+                    med(rows, Row::txPerRound), med(rows, Row::stmtPerRound), med(rows, Row::rtPerRound),
+                    med(rows, Row::driverCpu));
         }
 
         String format(String run) {
-            return String.format(Locale.ROOT, "%-8d %10.0f %12.1f %9.2f %9.2f %9.2f %9.2f %8.0f %8s %8s %9s %10s %9s  %s",
+            return String.format(Locale.ROOT,
+                    "%-8d %10.0f %12.1f %9.2f %9.2f %9.2f %9.2f %8.0f %8s %8s %9s %10s %9s %8s  %s",
                     clients, rounds, perSecond, p50, p95, p99, max, failures, num(serverCpu, 1), num(dbCpu, 1),
-                    num(txPerRound, 2), num(stmtPerRound, 2), num(rtPerRound, 2), run);
+                    num(txPerRound, 2), num(stmtPerRound, 2), num(rtPerRound, 2), num(driverCpu, 1), run);
         }
 
         private static double med(List<Row> rows, ToDoubleFunction<Row> f) {
@@ -423,7 +426,9 @@ public final class SyncLoadDriver {
 
     /** The optional counters read around each measured window; -1 = not measured. */
     static final class Meters {
-        record Sample(long serverTicks, long dbTicks, long transactions, long statements, long roundTrips) { }
+        /** {@code driverTicks}: this driver's own CPU, which shares the machine with the server and the database. */
+        record Sample(long serverTicks, long dbTicks, long transactions, long statements, long roundTrips,
+                long driverTicks) { }
 
         private final Options o;
         private final HttpClient http;
@@ -488,7 +493,7 @@ public final class SyncLoadDriver {
             }
             long rt = o.roundTripCounter() == null ? -1 : roundTrips();
             return new Sample(o.serverPid() == null ? -1 : treeTicks(o.serverPid()),
-                    o.dbPid() == null ? -1 : treeTicks(o.dbPid()), tx, stmts, rt);
+                    o.dbPid() == null ? -1 : treeTicks(o.dbPid()), tx, stmts, rt, ticks(ProcessHandle.current().pid()));
         }
 
         private long roundTrips() throws IOException, InterruptedException {
