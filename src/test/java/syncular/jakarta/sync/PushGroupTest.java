@@ -207,6 +207,46 @@ class PushGroupTest {
     }
 
     @Test @Timeout(60)
+    void aWriteTheDatabaseRefusesInAGroupRejectsOnlyItsCommitAtItsOperation() throws Exception {
+        String partition = EmbeddedPostgresSupport.partition("group-refused");
+        try (Connection c = db.getConnection(); java.sql.Statement st = c.createStatement()) {
+            st.execute("ALTER TABLE tasks DROP CONSTRAINT IF EXISTS no_bad_titles");
+            st.execute("ALTER TABLE tasks ADD CONSTRAINT no_bad_titles CHECK (title <> 'bad')");
+        }
+        try {
+            PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
+            // the group's writes travel in one round trip; the database refuses c2's second operation there, so
+            // the group runs again with each write sent at once, which names the operation
+            PushCommit bad = new PushCommit("c2", List.of(
+                    PushCommit.Operation.upsert("tasks", "ok2", null,
+                            TestSchemas.taskPayload(SCHEMA, "ok2", "p1", "fine", false)),
+                    PushCommit.Operation.upsert("tasks", "bad2", null,
+                            TestSchemas.taskPayload(SCHEMA, "bad2", "p1", "bad", false))));
+            Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("c0", "r0", null),
+                    List.of(upsert("c1", "r1", null), bad, upsert("c3", "r3", null)));
+            PushResult rejected = result(results, "c2");
+            assertEquals(PushResult.Status.REJECTED, rejected.status());
+            PushResult.OpResult failed = rejected.results().get(rejected.results().size() - 1);
+            assertTrue(failed instanceof PushResult.OpError, rejected::toString);
+            assertEquals(1, failed.opIndex(), "the refused operation, not its commit's first");
+            assertEquals(ErrorCode.SYNC_CONSTRAINT_VIOLATION.wire(), ((PushResult.OpError) failed).code());
+            List<Long> seqs = new ArrayList<>();
+            for (String id : List.of("c0", "c1", "c3")) {
+                assertEquals(PushResult.Status.APPLIED, result(results, id).status(), id);
+                seqs.add(result(results, id).commitSeq());
+            }
+            assertEquals(List.of(1L, 2L, 3L), seqs.stream().sorted().toList(), "dense, gap-free seqs: " + seqs);
+            assertEquals(3, storage.getMaxCommitSeq(partition));
+            assertTrue(Reads.row(storage, partition, "tasks", "ok2").isEmpty(), "nothing of the rejected commit");
+            assertEquals(StoredStatus.REJECTED, StoredStatus.of(storage, partition, "client-c2", "c2"));
+        } finally {
+            try (Connection c = db.getConnection(); java.sql.Statement st = c.createStatement()) {
+                st.execute("ALTER TABLE tasks DROP CONSTRAINT IF EXISTS no_bad_titles");
+            }
+        }
+    }
+
+    @Test @Timeout(60)
     void anInfrastructureFailureOfAGroupIsRetriedRequestByRequestAndFailsOnlyItsOwn() throws Exception {
         String partition = EmbeddedPostgresSupport.partition("group-fail");
         AtomicInteger transactions = new AtomicInteger();

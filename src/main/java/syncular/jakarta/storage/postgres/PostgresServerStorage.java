@@ -286,19 +286,30 @@ public final class PostgresServerStorage implements ServerStorage {
 
     @Override
     public StorageTransaction begin(Connection connection, String partition) {
-        return new PostgresTransaction(this, connection, partition, installed.version, false);
+        return new PostgresTransaction(this, connection, partition, installed.version, false, false);
     }
 
     /**
      * The storage's own unit: its pushes write the partition head back once (with the last candidate's append, or
-     * here before the runner commits) instead of with every commit.
+     * here before the runner commits) instead of with every commit, and its writes under the push lock travel
+     * together (staged, {@link PostgresTransaction}). When the database refuses a staged write, the unit runs again
+     * unstaged, where the refusal is attributed to its own operation; the work is a function of the database state
+     * only, as every retried unit must be.
      */
     @Override
     public <T> T inTransaction(String partition, TransactionWork<T> work) {
+        try {
+            return unit(partition, work, true);
+        } catch (PostgresTransaction.StagedWriteRefused refused) {
+            return unit(partition, work, false);
+        }
+    }
+
+    private <T> T unit(String partition, TransactionWork<T> work, boolean stage) {
         return runner.inNewTransaction(c -> {
-            PostgresTransaction tx = new PostgresTransaction(this, c, partition, installed.version, true);
+            PostgresTransaction tx = new PostgresTransaction(this, c, partition, installed.version, true, stage);
             T result = work.run(tx);
-            tx.publishHead();
+            tx.finish();
             return result;
         });
     }

@@ -37,8 +37,17 @@ import syncular.jakarta.storage.StoredRow;
  * <p>Round trips: while a push holds the partition lock every round trip is time no other writer of the partition
  * can use (ARCHITECTURE "Transactions, locks, time"), so statements travel together where the order allows. pgjdbc
  * sends a multi-statement text as one pipelined round trip. The isolation level rides in front of the first
- * statement. Row writes are sent at once, never staged: a staged write that no later call flushes would be lost
- * silently when the caller's container commits.
+ * statement.
+ *
+ * <p>In a unit of the storage's own ({@code PostgresServerStorage#inTransaction}, whose end the storage sees) the
+ * writes made under the push lock are <em>staged</em>: kept here and sent in front of the next round trip, whatever
+ * it is, at the latest when the unit finishes ({@link #finish()}) before the runner commits. A push group of N commits
+ * is then three round trips (lock and reads, every write, COMMIT) instead of N + 2, and no savepoint is needed for a
+ * commit whose writes all go together. A staged write the database refuses surfaces in a later round trip, where it
+ * cannot be told which operation it was: it throws {@link StagedWriteRefused} and the storage runs the unit again
+ * unstaged, where each write's refusal is attributed to its own operation. In a transaction from
+ * {@code ServerStorage.begin}, whose end the caller owns, nothing is staged: a staged write that no later call flushes
+ * would be lost silently when the caller's container commits.
  */
 final class PostgresTransaction implements StorageTransaction {
     private final PostgresServerStorage storage;
@@ -48,10 +57,16 @@ final class PostgresTransaction implements StorageTransaction {
     private final int writerVersion;
     /**
      * Under the push lock, appends are numbered from the locked head and the head is written back to the partition
-     * row with the last candidate's append or by {@link #publishHead()} before the storage's own unit commits
+     * row with the last candidate's append or by {@link #finish()} before the storage's own unit commits
      * ({@code PostgresServerStorage#inTransaction}); without it (a transaction the caller ends) with every append.
      */
     private final boolean deferHead;
+    /** Writes under the lock are staged (see the class comment); only in the storage's own unit. */
+    private final boolean stage;
+    private final StringBuilder stagedSql = new StringBuilder();
+    private final List<Binder> stagedBinders = new ArrayList<>();
+    /** Result sets the staged statements produce, in front of the next round trip's own. */
+    private int stagedResultSets;
     /** Under the lock: the partition's head as this transaction numbered it, and as last written back. */
     private long head;
     private long publishedHead;
@@ -76,12 +91,21 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     PostgresTransaction(PostgresServerStorage storage, Connection c, String partition, int writerVersion,
-                        boolean deferHead) {
+                        boolean deferHead, boolean stage) {
+        if (stage && !deferHead) throw new IllegalArgumentException("staging needs a unit the storage finishes");
         this.storage = storage;
         this.c = c;
         this.partition = partition;
         this.writerVersion = writerVersion;
         this.deferHead = deferHead;
+        this.stage = stage;
+    }
+
+    /** A staged write the database refused (see the class comment); the storage reruns the unit unstaged. */
+    static final class StagedWriteRefused extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        StagedWriteRefused(StorageException refusal) { super(refusal.getMessage(), refusal); }
     }
 
     @Override public String partition() { return partition; }
@@ -93,13 +117,44 @@ final class PostgresTransaction implements StorageTransaction {
      * the transaction's first statement. {@code visitor} sees {@code sql}'s result sets in order.
      */
     private void run(String sql, Binder binder, ResultVisitor visitor) {
-        String text = prefix() + sql;
+        boolean carried = stagedSql.length() > 0;
+        String text = prefix() + stagedSql + sql;
+        List<Binder> binders = carried ? List.copyOf(stagedBinders) : List.of();
+        int skip = stagedResultSets;
+        stagedSql.setLength(0);
+        stagedBinders.clear();
+        stagedResultSets = 0;
         try (PreparedStatement ps = c.prepareStatement(text)) {
-            if (binder != null) binder.bind(ps, 1);
-            resultSets(ps, visitor);
+            int i = 1;
+            for (Binder b : binders) i = b.bind(ps, i);
+            if (binder != null) binder.bind(ps, i);
+            resultSets(ps, (index, rs) -> {
+                if (index >= skip) visitor.visit(index - skip, rs);
+            });
         } catch (SQLException e) {
-            throw PgErrors.classifyOn(c, e);
+            StorageException classified = PgErrors.classifyOn(c, e);
+            if (carried && (PgErrors.isOperationRefusal(classified.code())
+                    || classified.code() == StorageErrorCode.WRITER_FENCE_REJECTED)) {
+                throw new StagedWriteRefused(classified);
+            }
+            throw classified;
         }
+    }
+
+    /** Under the lock in a staging unit: {@code sql} waits for the next round trip (see the class comment). */
+    private boolean staging() { return stage && locked; }
+
+    private void stage(String sql, Binder binder, int resultSets) {
+        stagedSql.append(sql).append(";\n");
+        if (binder != null) stagedBinders.add(binder);
+        stagedResultSets += resultSets;
+    }
+
+    /** Sends what is staged, alone; a no-op when nothing is. */
+    private void flush() {
+        if (stagedSql.length() == 0) return;
+        stagedSql.setLength(stagedSql.length() - 2);   // the last ";\n"
+        run("", null, IGNORE);
     }
 
     /**
@@ -181,18 +236,21 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     /**
-     * Writes the numbered head back to the partition row, with one commit-feed notice for the commits numbered since
-     * the last write-back; a no-op when there are none. Must run before a deferring transaction commits.
+     * The end of the storage's own unit, before the runner commits: the numbered head written back to the partition
+     * row, with one commit-feed notice for the commits numbered since the last write-back, and whatever is staged,
+     * in one round trip; a no-op when there is neither.
      */
-    void publishHead() {
-        if (head == publishedHead) return;
-        long seq = head;
-        run(CommitLogSql.PUBLISH_HEAD, (ps, i) -> {
-            ps.setLong(i++, seq);
-            ps.setString(i++, partition);
-            return i;
-        }, IGNORE);
-        publishedHead = seq;
+    void finish() {
+        if (head != publishedHead) {
+            long seq = head;
+            stage(CommitLogSql.PUBLISH_HEAD, (ps, i) -> {
+                ps.setLong(i++, seq);
+                ps.setString(i++, partition);
+                return i;
+            }, 1);
+            publishedHead = seq;
+        }
+        flush();
     }
 
     @Override
@@ -308,7 +366,7 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public List<Map<String, Object>> queryAuthoritative(String sql, List<?> params) {
-        if (isolationPending) run("SELECT 1", null, IGNORE);
+        sendPending();
         return PostgresValidationReads.query(c, storage.installedTables(), partition, sql, params);
     }
 
@@ -327,6 +385,7 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public void upsertRow(String table, StoredRow row, int opIndex) {
+        flush();   // this write's refusal must be its own, not a staged one's
         RowTable t = storage.table(table);
         String scopesJson = StoredJson.scopes(row.scopes());
         String text = prefix() + candidate() + t.upsertSql;
@@ -448,12 +507,11 @@ final class PostgresTransaction implements StorageTransaction {
                 : deferHead && !publishWithNextAppend ? CommitLogSql.Numbering.GIVEN
                 : CommitLogSql.Numbering.GIVEN_AND_PUBLISH;
         long given = head + 1;
-        long[] seq = new long[1];
         String resultJson = applied == null ? null : StoredJson.pushResult(applied);
         StringBuilder sql = new StringBuilder();
         for (Statement st : before) sql.append(st.sql).append(";\n");
         sql.append(CommitLogSql.appendCommit(numbering, applied != null));
-        write(sql.toString(), (ps, i) -> {
+        Binder binder = (ps, i) -> {
             for (Statement st : before) i = st.binder.bind(ps, i);
             if (numbering == CommitLogSql.Numbering.ALLOCATE) {
                 ps.setString(i++, partition);
@@ -490,30 +548,46 @@ final class PostgresTransaction implements StorageTransaction {
                 ps.setString(i++, partition);
             }
             return i;
-        }, (index, rs) -> {
+        };
+        publishWithNextAppend = false;
+        if (staging()) {
+            // no savepoint in front: if the database refuses any of it, the unit runs again unstaged (class comment);
+            // eager writes of this commit, if any, took theirs
+            stage(sql.toString(), binder, before.size() + 1);
+            advanceHead(numbering, given);
+            return given;
+        }
+        long[] seq = new long[1];
+        write(sql.toString(), binder, (index, rs) -> {
             if (index == before.size()) {   // the row writes' own result sets come first
                 rs.next();
                 seq[0] = rs.getLong(1);
             }
         });
-        if (numbering != CommitLogSql.Numbering.ALLOCATE) {
-            head = seq[0];
-            if (numbering == CommitLogSql.Numbering.GIVEN_AND_PUBLISH) publishedHead = seq[0];
-        }
-        publishWithNextAppend = false;
+        if (numbering != CommitLogSql.Numbering.ALLOCATE) advanceHead(numbering, seq[0]);
         return seq[0];
+    }
+
+    private void advanceHead(CommitLogSql.Numbering numbering, long seq) {
+        head = seq;
+        if (numbering == CommitLogSql.Numbering.GIVEN_AND_PUBLISH) publishedHead = seq;
     }
 
     @Override
     public void putPushResult(String clientId, String clientCommitId, StoredPushResult result) {
         String json = StoredJson.pushResult(result);
-        write(CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
+        Binder binder = (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, clientId);
             ps.setString(i++, clientCommitId);
             ps.setString(i++, json);
             return i;
-        }, IGNORE);
+        };
+        if (staging()) {
+            stage(candidate() + CommitLogSql.PUT_PUSH_RESULT, binder, 0);
+        } else {
+            write(CommitLogSql.PUT_PUSH_RESULT, binder, IGNORE);
+        }
     }
 
     @Override
@@ -525,13 +599,18 @@ final class PostgresTransaction implements StorageTransaction {
         String json = StoredJson.pushResult(rejected);
         // a candidate that wrote nothing yet has nothing to roll back: its savepoint was never taken
         String undo = candidateSaved ? CommitLogSql.ROLLBACK_TO_PUSH_SAVEPOINT + ";\n" : "";
-        run(undo + CommitLogSql.PUT_PUSH_RESULT, (ps, i) -> {
+        Binder binder = (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, clientId);
             ps.setString(i++, clientCommitId);
             ps.setString(i++, json);
             return i;
-        }, IGNORE);
+        };
+        if (staging()) {
+            stage(undo + CommitLogSql.PUT_PUSH_RESULT, binder, 0);
+        } else {
+            run(undo + CommitLogSql.PUT_PUSH_RESULT, binder, IGNORE);
+        }
         if (candidateSaved) savepoint = false;
         candidateSaved = true;   // the rejected candidate is complete; the next one starts with nextCandidate()
     }
@@ -597,9 +676,18 @@ final class PostgresTransaction implements StorageTransaction {
         return on(c -> BackfillSql.changesAboveOn(c, partition, tables, seq));
     }
 
-    /** Runs {@code work} on this transaction's connection, the isolation level sent first if nothing ran yet. */
+    /** Before a statement of its own on the connection: what is staged, or the isolation level if nothing ran yet. */
+    private void sendPending() {
+        if (stagedSql.length() > 0) {
+            flush();
+        } else if (isolationPending) {
+            run("SELECT 1", null, IGNORE);
+        }
+    }
+
+    /** Runs {@code work} on this transaction's connection, after {@link #sendPending()}. */
     private <T> T on(PostgresServerStorage.SqlRead<T> work) {
-        if (isolationPending) run("SELECT 1", null, IGNORE);
+        sendPending();
         try {
             return work.run(c);
         } catch (SQLException e) {

@@ -100,7 +100,11 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                             "p1", 1), 10 + i));
                 }
                 String commitId = "k" + badAt;
-                s.inTransaction(p, tx -> {
+                // a transaction the caller ends sends every write at once (the storage's own unit stages them and,
+                // on a refusal, runs again this way: PushGroupTest)
+                try (Connection c = own.getConnection()) {
+                    c.setAutoCommit(false);
+                    var tx = s.begin(c, p);
                     tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of());
                     StorageException e = assertThrows(StorageException.class, () -> tx.applyCommit(writes,
                             TestSchemas.upsertCommit(commitId, good), StoredPushResult.applied(0, List.of())));
@@ -108,8 +112,8 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                     assertEquals(10 + badAt, e.opIndex().getAsInt());
                     tx.rejectPush("client-1", commitId, StoredPushResult.rejected(List.of(new OperationResult.Failed(
                             10 + badAt, "sync.constraint_violation", "constraint", false, null))));
-                    return null;
-                });
+                    c.commit();
+                }
                 assertEquals(StoredPushResult.Status.REJECTED,
                         Reads.pushResult(s, p, "client-1", commitId).orElseThrow().status());
             }
