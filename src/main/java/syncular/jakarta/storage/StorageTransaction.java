@@ -15,14 +15,14 @@ import java.util.Optional;
  * one round trip; the caller keeps track of its own pending writes until then), or eager {@link #upsertRow} /
  * {@link #deleteRow} (when validators must read the candidate state) and
  * {@link #appendCommit(NewCommit, StoredPushResult)}; or, when an operation is rejected, {@link #rejectPush}. Then
- * {@link #nextCandidate()} before the next commit of the group, and {@link #lastCandidate()} before the last. Every
- * database round trip made while the lock is held is time no other writer of the partition can use.
+ * {@link #nextCandidate()} before the next commit of the group. Every database round trip made while the lock is
+ * held is time no other writer of the partition can use.
  *
  * <p>Under the lock the transaction numbers its appends from the locked head (dense, as SPEC §6.1 asks: nobody else
- * can append meanwhile). In a unit of {@link ServerStorage#inTransaction} the partition's head and the commit feed's
- * signal are written once, with the last candidate's append (or, when that one is rejected, just before the unit
- * commits); in a transaction from {@link ServerStorage#begin}, whose end the storage does not see, with every
- * append.
+ * can append meanwhile). In a unit of {@link ServerStorage#inTransaction} the writes travel together and the
+ * partition's head and the commit feed's signal are written once, before the unit commits; in a transaction from
+ * {@link ServerStorage#begin}, whose end the storage does not see, every write is sent at once and the head is
+ * written with every append.
  */
 public interface StorageTransaction {
     String partition();
@@ -46,12 +46,6 @@ public interface StorageTransaction {
      * only its own writes.
      */
     void nextCandidate();
-
-    /**
-     * Under the push lock: the next candidate is the group's last, so its append also writes the partition's head
-     * back (one round trip fewer than writing it separately before the commit). Call after {@link #nextCandidate()}.
-     */
-    void lastCandidate();
 
     /** The current row, including this transaction's writes. */
     Optional<StoredRow> getRow(String table, String rowId);

@@ -2,7 +2,6 @@ package syncular.jakarta.sync;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -211,7 +210,6 @@ public final class PushProcessor {
         Rows rows = new Rows(tx, pre.rows(), prefetch);
         List<RuntimeException> failures = new ArrayList<>();
         for (Batch b : group) failures.add(gateRefusal(b, pre.gate()));
-        PushKey last = lastCandidate(group, failures, pre);
         Map<PushKey, StoredPushResult> decided = new HashMap<>(pre.existing());
         long head = pre.maxCommitSeq();
         boolean first = true;
@@ -233,7 +231,6 @@ public final class PushProcessor {
                     continue;
                 }
                 if (!first) tx.nextCandidate();
-                if (key.equals(last)) tx.lastCandidate();
                 first = false;
                 Decided d = applyCommit(tx, b, commit, rows);
                 decided.put(key, d.stored());
@@ -255,23 +252,6 @@ public final class PushProcessor {
         } catch (SyncException refused) {
             return refused;
         }
-    }
-
-    /**
-     * The key of the group's last candidate commit (the last one not refused with its request, not answered from a
-     * stored result and not a repeat of an earlier one), or null when there is none.
-     */
-    private static PushKey lastCandidate(List<Batch> group, List<RuntimeException> failures, PushPreamble pre) {
-        Set<PushKey> seen = new HashSet<>(pre.existing().keySet());
-        PushKey last = null;
-        for (int i = 0; i < group.size(); i++) {
-            if (failures.get(i) != null) continue;
-            for (PushCommit commit : group.get(i).commits()) {
-                PushKey key = new PushKey(group.get(i).request().clientId(), commit.clientCommitId());
-                if (!pre.unreadable().contains(key) && seen.add(key)) last = key;
-            }
-        }
-        return last;
     }
 
     /**

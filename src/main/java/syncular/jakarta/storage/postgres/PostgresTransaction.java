@@ -56,22 +56,18 @@ final class PostgresTransaction implements StorageTransaction {
     /** The schema version this transaction writes; stamped on every appended commit for the fence trigger. */
     private final int writerVersion;
     /**
-     * Under the push lock, appends are numbered from the locked head and the head is written back to the partition
-     * row with the last candidate's append or by {@link #finish()} before the storage's own unit commits
-     * ({@code PostgresServerStorage#inTransaction}); without it (a transaction the caller ends) with every append.
+     * Under the push lock, appends are numbered from the locked head; in the storage's own unit
+     * ({@code PostgresServerStorage#inTransaction}) the head is written back to the partition row once, with the
+     * staged appends or by {@link #finish()} before the unit commits; in a transaction the caller ends, with every
+     * append.
      */
     private final boolean deferHead;
     /** Writes under the lock are staged (see the class comment); only in the storage's own unit. */
     private final boolean stage;
-    private final StringBuilder stagedSql = new StringBuilder();
-    private final List<Binder> stagedBinders = new ArrayList<>();
-    /** Result sets the staged statements produce, in front of the next round trip's own. */
-    private int stagedResultSets;
+    private final StagedWrites staged = new StagedWrites();
     /** Under the lock: the partition's head as this transaction numbered it, and as last written back. */
     private long head;
     private long publishedHead;
-    /** The next append is the push group's last candidate: it writes the head back in its own statement. */
-    private boolean publishWithNextAppend;
     private boolean isolationPending = true;
     /** The partition lock is held (the savepoint state below is only kept under it). */
     private boolean locked;
@@ -117,16 +113,12 @@ final class PostgresTransaction implements StorageTransaction {
      * the transaction's first statement. {@code visitor} sees {@code sql}'s result sets in order.
      */
     private void run(String sql, Binder binder, ResultVisitor visitor) {
-        boolean carried = stagedSql.length() > 0;
-        String text = prefix() + stagedSql + sql;
-        List<Binder> binders = carried ? List.copyOf(stagedBinders) : List.of();
-        int skip = stagedResultSets;
-        stagedSql.setLength(0);
-        stagedBinders.clear();
-        stagedResultSets = 0;
+        boolean carried = !staged.isEmpty();
+        StagedWrites.Flush flush = carried ? staged.drain(storage, partition, writerVersion) : null;
+        String text = prefix() + (!carried ? sql : sql.isEmpty() ? flush.sql() : flush.sql() + ";\n" + sql);
+        int skip = carried ? flush.resultSets() : 0;
         try (PreparedStatement ps = c.prepareStatement(text)) {
-            int i = 1;
-            for (Binder b : binders) i = b.bind(ps, i);
+            int i = carried ? flush.binder().bind(ps, 1) : 1;
             if (binder != null) binder.bind(ps, i);
             resultSets(ps, (index, rs) -> {
                 if (index >= skip) visitor.visit(index - skip, rs);
@@ -144,17 +136,9 @@ final class PostgresTransaction implements StorageTransaction {
     /** Under the lock in a staging unit: {@code sql} waits for the next round trip (see the class comment). */
     private boolean staging() { return stage && locked; }
 
-    private void stage(String sql, Binder binder, int resultSets) {
-        stagedSql.append(sql).append(";\n");
-        if (binder != null) stagedBinders.add(binder);
-        stagedResultSets += resultSets;
-    }
-
     /** Sends what is staged, alone; a no-op when nothing is. */
     private void flush() {
-        if (stagedSql.length() == 0) return;
-        stagedSql.setLength(stagedSql.length() - 2);   // the last ";\n"
-        run("", null, IGNORE);
+        if (!staged.isEmpty()) run("", null, IGNORE);
     }
 
     /**
@@ -229,28 +213,21 @@ final class PostgresTransaction implements StorageTransaction {
         candidateSaved = true;
     }
 
-    @Override
-    public void lastCandidate() {
-        if (!locked) throw new IllegalStateException("lastCandidate requires lockForPush() first");
-        publishWithNextAppend = true;
-    }
-
     /**
      * The end of the storage's own unit, before the runner commits: the numbered head written back to the partition
      * row, with one commit-feed notice for the commits numbered since the last write-back, and whatever is staged,
      * in one round trip; a no-op when there is neither.
      */
     void finish() {
-        if (head != publishedHead) {
-            long seq = head;
-            stage(CommitLogSql.PUBLISH_HEAD, (ps, i) -> {
-                ps.setLong(i++, seq);
-                ps.setString(i++, partition);
-                return i;
-            }, 1);
-            publishedHead = seq;
-        }
-        flush();
+        flush();   // a staged append writes the head itself
+        if (head == publishedHead) return;
+        long seq = head;
+        run(CommitLogSql.PUBLISH_HEAD, (ps, i) -> {
+            ps.setLong(i++, seq);
+            ps.setString(i++, partition);
+            return i;
+        }, IGNORE);
+        publishedHead = seq;
     }
 
     @Override
@@ -424,10 +401,8 @@ final class PostgresTransaction implements StorageTransaction {
         if (applied.status() != StoredPushResult.Status.APPLIED) {
             throw new IllegalArgumentException("applyCommit stores an applied result");
         }
-        List<Statement> statements = new ArrayList<>();
-        for (RowWrite w : writes) statements.add(writeStatement(w));
         try {
-            return append(commit, applied, statements);
+            return append(commit, applied, writes);
         } catch (StorageException e) {
             if (!PgErrors.isOperationRefusal(e.code()) || writes.isEmpty()) throw e;
             // which write was it (the append itself could be the culprit)? A constraint or a refused value alike.
@@ -469,7 +444,23 @@ final class PostgresTransaction implements StorageTransaction {
         return append(commit, applied, List.of());
     }
 
-    private long append(NewCommit commit, StoredPushResult applied, List<Statement> before) {
+    private long append(NewCommit commit, StoredPushResult applied, List<RowWrite> writes) {
+        if (staging()) {
+            // no savepoint in front: if the database refuses any of it, the unit runs again unstaged (class
+            // comment); eager writes of this commit, if any, took theirs
+            long seq = head + 1;
+            staged.rows(writes);
+            staged.commit(seq, commit);
+            if (applied != null) {
+                staged.result(commit.clientId(), commit.clientCommitId(), StoredJson.pushResult(new StoredPushResult(
+                        applied.status(), seq, applied.recordedAtMs(), applied.cacheIdentity(), applied.results())));
+            }
+            head = seq;
+            publishedHead = seq;   // the staged append writes the head with the commits
+            return seq;
+        }
+        List<Statement> before = new ArrayList<>();
+        for (RowWrite w : writes) before.add(writeStatement(w));
         int n = commit.changes().size();
         Integer[] idx = new Integer[n];
         String[] tbl = new String[n];
@@ -504,8 +495,7 @@ final class PostgresTransaction implements StorageTransaction {
             k++;
         }
         CommitLogSql.Numbering numbering = !locked ? CommitLogSql.Numbering.ALLOCATE
-                : deferHead && !publishWithNextAppend ? CommitLogSql.Numbering.GIVEN
-                : CommitLogSql.Numbering.GIVEN_AND_PUBLISH;
+                : deferHead ? CommitLogSql.Numbering.GIVEN : CommitLogSql.Numbering.GIVEN_AND_PUBLISH;
         long given = head + 1;
         String resultJson = applied == null ? null : StoredJson.pushResult(applied);
         StringBuilder sql = new StringBuilder();
@@ -549,14 +539,6 @@ final class PostgresTransaction implements StorageTransaction {
             }
             return i;
         };
-        publishWithNextAppend = false;
-        if (staging()) {
-            // no savepoint in front: if the database refuses any of it, the unit runs again unstaged (class comment);
-            // eager writes of this commit, if any, took theirs
-            stage(sql.toString(), binder, before.size() + 1);
-            advanceHead(numbering, given);
-            return given;
-        }
         long[] seq = new long[1];
         write(sql.toString(), binder, (index, rs) -> {
             if (index == before.size()) {   // the row writes' own result sets come first
@@ -584,7 +566,7 @@ final class PostgresTransaction implements StorageTransaction {
             return i;
         };
         if (staging()) {
-            stage(candidate() + CommitLogSql.PUT_PUSH_RESULT, binder, 0);
+            staged.result(clientId, clientCommitId, json);
         } else {
             write(CommitLogSql.PUT_PUSH_RESULT, binder, IGNORE);
         }
@@ -606,9 +588,9 @@ final class PostgresTransaction implements StorageTransaction {
             ps.setString(i++, json);
             return i;
         };
-        if (staging()) {
-            stage(undo + CommitLogSql.PUT_PUSH_RESULT, binder, 0);
-        } else {
+        if (staging() && undo.isEmpty()) {
+            staged.result(clientId, clientCommitId, json);
+        } else {   // a rollback runs at once; whatever is staged then was staged after its savepoint
             run(undo + CommitLogSql.PUT_PUSH_RESULT, binder, IGNORE);
         }
         if (candidateSaved) savepoint = false;
@@ -678,7 +660,7 @@ final class PostgresTransaction implements StorageTransaction {
 
     /** Before a statement of its own on the connection: what is staged, or the isolation level if nothing ran yet. */
     private void sendPending() {
-        if (stagedSql.length() > 0) {
+        if (!staged.isEmpty()) {
             flush();
         } else if (isolationPending) {
             run("SELECT 1", null, IGNORE);

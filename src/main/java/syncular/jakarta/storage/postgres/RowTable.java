@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.wire.ColumnDescriptor;
 import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.TypeTag;
@@ -43,6 +44,9 @@ final class RowTable {
     final String createDdl;
     final String upsertSql;
     final String deleteSql;
+    /** {@link #upsertSql} and {@link #deleteSql} for many rows at once (a push group's staged writes). */
+    final String upsertManySql;
+    final String deleteManySql;
     final String selectRowSql;
     /** {@link #selectRowSql} for many ids at once (a push's prefetch). Params: partition, rowIds[]. */
     final String selectRowsSql;
@@ -55,6 +59,8 @@ final class RowTable {
         this.createDdl = buildCreateDdl();
         this.upsertSql = buildUpsertSql();
         this.deleteSql = buildDeleteSql();
+        this.upsertManySql = buildUpsertManySql();
+        this.deleteManySql = buildDeleteManySql();
         this.selectRowSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
                 + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
         this.selectRowsSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
@@ -152,6 +158,157 @@ final class RowTable {
                 // §5.9.4: a deleted row references no blobs
                 + "b AS (DELETE FROM sync_blob_refs WHERE partition = ? AND tbl = ? AND row_id = ?)\n"
                 + "SELECT 1";
+    }
+
+    /** The array type a projection column is bound as in {@link #upsertManySql} (JSON travels as text). */
+    private static String arrayType(TypeTag type) {
+        return switch (type) {
+            case STRING, BLOB_REF, JSON -> "text";
+            case INTEGER -> "int8";
+            case FLOAT -> "float8";
+            case BOOLEAN -> "bool";
+            case BYTES, CRDT -> "bytea";
+        };
+    }
+
+    /**
+     * {@link #upsertSql} for many distinct rows in one statement, from one array per column; the scope-index
+     * replacement for all of them (params: see {@link #bindUpsertMany}). Its text does not depend on how many rows,
+     * so one prepared statement serves every group.
+     */
+    private String buildUpsertManySql() {
+        List<String> names = new ArrayList<>();
+        List<String> selects = new ArrayList<>();
+        List<String> arrays = new ArrayList<>();
+        List<String> aliases = new ArrayList<>();
+        names.add(q(PARTITION));
+        selects.add("?");
+        names.add(q(ROW_ID));
+        selects.add("w.row_id");
+        arrays.add("?::text[]");
+        aliases.add("row_id");
+        List<ColumnSchema> columns = schema.columns();
+        for (int k = 0; k < columns.size(); k++) {
+            ColumnSchema c = columns.get(k);
+            names.add(q(c.name()));
+            selects.add("w.c" + k + (c.type() == TypeTag.JSON ? "::jsonb" : ""));
+            arrays.add("?::" + arrayType(c.type()) + "[]");
+            aliases.add("c" + k);
+        }
+        names.add(q(VERSION));
+        selects.add("w.version");
+        arrays.add("?::int8[]");
+        aliases.add("version");
+        names.add(q(SCOPES));
+        selects.add("w.scopes::jsonb");
+        arrays.add("?::text[]");
+        aliases.add("scopes");
+        names.add(q(PAYLOAD));
+        selects.add("w.payload");
+        arrays.add("?::bytea[]");
+        aliases.add("payload");
+        names.add(q(COLUMN_VERSIONS));
+        selects.add("NULL");
+        List<String> updates = new ArrayList<>();
+        for (String n : names.subList(2, names.size())) updates.add(n + " = EXCLUDED." + n);
+        return "WITH r AS (INSERT INTO " + quoted + " (" + String.join(", ", names) + ")\n"
+                + "  SELECT " + String.join(", ", selects) + "\n"
+                + "    FROM unnest(" + String.join(", ", arrays) + ") AS w(" + String.join(", ", aliases) + ")\n"
+                + "  ON CONFLICT (" + q(PARTITION) + ", " + q(ROW_ID) + ") DO UPDATE SET " + String.join(", ", updates)
+                + " RETURNING 1),\n"
+                + """
+                s AS (SELECT v.row_id, v.var, v.value FROM unnest(?::text[], ?::text[], ?::text[]) AS v(row_id, var, value)),
+                d AS (DELETE FROM sync_row_scopes x
+                       WHERE x.partition = ? AND x.tbl = ? AND x.row_id = ANY(?::text[])
+                         AND NOT EXISTS (SELECT 1 FROM s WHERE s.row_id = x.row_id AND s.var = x.var
+                                                           AND s.value = x.value)),
+                i AS (INSERT INTO sync_row_scopes(partition, tbl, var, value, row_id)
+                      SELECT ?, ?, s.var, s.value, s.row_id FROM s ON CONFLICT DO NOTHING)
+                SELECT count(*) FROM r""";
+    }
+
+    /**
+     * Binds {@link #upsertManySql} from {@code i} for {@code rows} (distinct row ids); returns the next free index.
+     */
+    int bindUpsertMany(PreparedStatement ps, int i, String partition, List<StoredRow> rows) throws SQLException {
+        java.sql.Connection c = ps.getConnection();
+        int n = rows.size();
+        int columns = descriptors.size();
+        Object[][] values = new Object[n][];
+        String[] ids = new String[n];
+        Long[] versions = new Long[n];
+        String[] scopes = new String[n];
+        byte[][] payloads = new byte[n][];
+        List<String> scopeRows = new ArrayList<>();
+        List<String> scopeVars = new ArrayList<>();
+        List<String> scopeValues = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            StoredRow row = rows.get(r);
+            values[r] = RowCodec.decode(descriptors, row.payload());
+            ids[r] = row.rowId();
+            versions[r] = row.serverVersion();
+            scopes[r] = StoredJson.scopes(row.scopes());
+            payloads[r] = row.payload();
+            for (Map.Entry<String, String> e : row.scopes().entrySet()) {
+                scopeRows.add(row.rowId());
+                scopeVars.add(e.getKey());
+                scopeValues.add(e.getValue());
+            }
+        }
+        ps.setString(i++, partition);
+        ps.setArray(i++, c.createArrayOf("text", ids));
+        for (int k = 0; k < columns; k++) {
+            TypeTag type = descriptors.get(k).type();
+            Object[] column = switch (type) {
+                case STRING, BLOB_REF, JSON -> new String[n];
+                case INTEGER -> new Long[n];
+                case FLOAT -> new Double[n];
+                case BOOLEAN -> new Boolean[n];
+                case BYTES, CRDT -> new byte[n][];
+            };
+            for (int r = 0; r < n; r++) {
+                Object v = values[r][k];
+                column[r] = v == null ? null : switch (type) {
+                    case STRING, BLOB_REF -> textProjection((String) v);
+                    case JSON -> jsonProjection((String) v);
+                    default -> v;
+                };
+            }
+            ps.setArray(i++, c.createArrayOf(arrayType(type), column));
+        }
+        ps.setArray(i++, c.createArrayOf("int8", versions));
+        ps.setArray(i++, c.createArrayOf("text", scopes));
+        ps.setArray(i++, c.createArrayOf("bytea", payloads));
+        ps.setArray(i++, c.createArrayOf("text", scopeRows.toArray()));
+        ps.setArray(i++, c.createArrayOf("text", scopeVars.toArray()));
+        ps.setArray(i++, c.createArrayOf("text", scopeValues.toArray()));
+        ps.setString(i++, partition);
+        ps.setString(i++, schema.name());
+        ps.setArray(i++, c.createArrayOf("text", ids));
+        ps.setString(i++, partition);
+        ps.setString(i++, schema.name());
+        return i;
+    }
+
+    /** {@link #deleteSql} for many rows. Params: partition, rowIds[], then twice partition, tbl, rowIds[]. */
+    private String buildDeleteManySql() {
+        return "WITH r AS (DELETE FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID)
+                + " = ANY(?::text[])),\n"
+                + "d AS (DELETE FROM sync_row_scopes WHERE partition = ? AND tbl = ? AND row_id = ANY(?::text[])),\n"
+                + "b AS (DELETE FROM sync_blob_refs WHERE partition = ? AND tbl = ? AND row_id = ANY(?::text[]))\n"
+                + "SELECT 1";
+    }
+
+    int bindDeleteMany(PreparedStatement ps, int i, String partition, List<String> rowIds) throws SQLException {
+        java.sql.Array ids = ps.getConnection().createArrayOf("text", rowIds.toArray());
+        ps.setString(i++, partition);
+        ps.setArray(i++, ids);
+        for (int k = 0; k < 2; k++) {
+            ps.setString(i++, partition);
+            ps.setString(i++, schema.name());
+            ps.setArray(i++, ids);
+        }
+        return i;
     }
 
     /**

@@ -14,11 +14,17 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.Reads;
+import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.Seed;
+import syncular.jakarta.storage.StoredChange;
+import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.wire.ColumnDescriptor;
@@ -46,12 +52,29 @@ class PostgresProjectionTest {
     @AfterAll
     void tearDown() { db.close(); }
 
-    private byte[] write(String p, Object[] values) {
+    /**
+     * Writes one row, either alone ({@code upsertRow}) or the way a push group does: under the lock, staged and
+     * sent as the group's multi-row upsert ({@code RowTable.upsertManySql}), next to a second row of the group.
+     */
+    private byte[] write(String p, Object[] values, boolean group) {
         byte[] payload = RowCodec.encode(columns, values);
         StoredRow row = new StoredRow((String) values[0], 1, Map.of("org_id", (String) values[1],
                 "owner_id", (String) values[2]), payload);
         storage.inTransaction(p, tx -> {
-            tx.upsertRow("notes", row, 0);
+            if (!group) {
+                tx.upsertRow("notes", row, 0);
+                return null;
+            }
+            Object[] other = values.clone();
+            other[0] = "other-" + values[0];
+            StoredRow second = new StoredRow((String) other[0], 1, row.scopes(), RowCodec.encode(columns, other));
+            tx.lockForPush(1, List.of(), List.of());
+            for (StoredRow r : List.of(row, second)) {
+                tx.nextCandidate();
+                tx.applyCommit(List.of(new RowWrite.Upsert("notes", r, 0)), new NewCommit("client-1",
+                        "c-" + r.rowId(), "actor-1", 1_000L, List.of(StoredChange.upsert("notes", r.rowId(), 1,
+                        r.scopes(), r.payload()))), StoredPushResult.applied(0, List.of()));
+            }
             return null;
         });
         return payload;
@@ -70,11 +93,12 @@ class PostgresProjectionTest {
         }
     }
 
-    @Test @Seed("issue #4: one typed column per IR column")
-    void everyTypeIsProjectedIntoItsColumnAndThePayloadIsKeptVerbatim() throws Exception {
+    @ParameterizedTest(name = "group write: {0}") @ValueSource(booleans = {false, true})
+    @Seed("issue #4: one typed column per IR column")
+    void everyTypeIsProjectedIntoItsColumnAndThePayloadIsKeptVerbatim(boolean group) throws Exception {
         String p = EmbeddedPostgresSupport.partition("types");
         byte[] payload = write(p, new Object[] {"n1", "o1", "u1", "hello", 9_007_199_254_740_991L, 0.125, true,
-                "{\"k\": \"v\",  \"a\": [1, 2.50]}", new byte[] {0, 1, (byte) 0xfe}, new byte[] {7}});
+                "{\"k\": \"v\",  \"a\": [1, 2.50]}", new byte[] {0, 1, (byte) 0xfe}, new byte[] {7}}, group);
         Object[] row = projection(p, "n1");
         assertEquals("hello", row[0]);
         assertEquals(9_007_199_254_740_991L, row[1]);
@@ -89,10 +113,10 @@ class PostgresProjectionTest {
         assertEquals("{\"k\": \"v\",  \"a\": [1, 2.50]}", RowCodec.decode(columns, back.payload())[7]);
     }
 
-    @Test
-    void nullsProjectAsNulls() throws Exception {
+    @ParameterizedTest(name = "group write: {0}") @ValueSource(booleans = {false, true})
+    void nullsProjectAsNulls(boolean group) throws Exception {
         String p = EmbeddedPostgresSupport.partition("nulls");
-        write(p, new Object[] {"n2", "o1", "u1", null, null, Double.NaN, false, null, null, null});
+        write(p, new Object[] {"n2", "o1", "u1", null, null, Double.NaN, false, null, null, null}, group);
         Object[] row = projection(p, "n2");
         assertNull(row[0]);
         assertNull(row[1]);
@@ -101,12 +125,13 @@ class PostgresProjectionTest {
         assertNull(row[5]);
     }
 
-    @Test @Seed("issue #4: TEXT cannot hold U+0000, JSONB refuses its escape and lone surrogates")
-    void charactersPostgresCannotStoreBecomeReplacementCharactersInTheProjectionOnly() throws Exception {
+    @ParameterizedTest(name = "group write: {0}") @ValueSource(booleans = {false, true})
+    @Seed("issue #4: TEXT cannot hold U+0000, JSONB refuses its escape and lone surrogates")
+    void charactersPostgresCannotStoreBecomeReplacementCharactersInTheProjectionOnly(boolean group) throws Exception {
         String p = EmbeddedPostgresSupport.partition("nul");
         String title = "a\u0000b";
         String meta = "{\"k\":\"x\\u0000y\",\"lone\":\"\\ud800\",\"pair\":\"\\ud83d\\ude00\",\"esc\":\"\\\\u0000\"}";
-        byte[] payload = write(p, new Object[] {"n3", "o1", "u1", title, 1L, 1.0, true, meta, null, null});
+        byte[] payload = write(p, new Object[] {"n3", "o1", "u1", title, 1L, 1.0, true, meta, null, null}, group);
         Object[] row = projection(p, "n3");
         assertEquals("a\uFFFDb", row[0]);
         assertEquals("x\uFFFDy", row[7]);

@@ -122,6 +122,47 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
         }
     }
 
+    @Test @Seed("issue 14: a push group's staged writes travel as multi-row statements")
+    void aGroupsStagedWritesLeaveEveryRowInItsFinalStateAndEveryCommitInTheLog() throws Exception {
+        String p = partition("staged-final");
+        StoredRow x1 = TestSchemas.taskRow(schema(), "x", "p1", 1);
+        StoredRow y1 = TestSchemas.taskRow(schema(), "y", "p1", 1);
+        StoredRow y2 = new StoredRow("y", 2, Map.of("project_id", "p2"),
+                TestSchemas.taskPayload(schema(), "y", "p2", "moved", true));
+        List<Long> seqs = storage.inTransaction(p, tx -> {
+            tx.lockForPush(1, List.of(), List.of());
+            long a = tx.applyCommit(List.of(new RowWrite.Upsert("tasks", x1, 0), new RowWrite.Upsert("tasks", y1, 1)),
+                    TestSchemas.upsertCommit("a", x1), StoredPushResult.applied(0, List.of()));
+            tx.nextCandidate();
+            long b = tx.applyCommit(List.of(new RowWrite.Delete("tasks", "x", 0)), new syncular.jakarta.storage.NewCommit(
+                    "client-1", "b", "actor-1", 1_000L, List.of(syncular.jakarta.storage.StoredChange.delete("tasks",
+                    "x", x1.scopes()))), StoredPushResult.applied(0, List.of()));
+            tx.nextCandidate();
+            long c = tx.applyCommit(List.of(new RowWrite.Upsert("tasks", y2, 0)), TestSchemas.upsertCommit("c", y2),
+                    StoredPushResult.applied(0, List.of()));
+            return List.of(a, b, c);
+        });
+        assertEquals(List.of(1L, 2L, 3L), seqs);
+        assertEquals(3, storage.getMaxCommitSeq(p));
+        assertEquals(Optional.empty(), Reads.row(storage, p, "tasks", "x"), "deleted by the group's later commit");
+        StoredRow y = Reads.row(storage, p, "tasks", "y").orElseThrow();
+        assertEquals(2, y.serverVersion());
+        assertEquals(Map.of("project_id", "p2"), y.scopes());
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT row_id || ':' || value FROM sync_row_scopes WHERE partition = ? ORDER BY 1")) {
+            ps.setString(1, p);
+            var rs = ps.executeQuery();
+            List<String> entries = new java.util.ArrayList<>();
+            while (rs.next()) entries.add(rs.getString(1));
+            assertEquals(List.of("y:p2"), entries, "the scope index follows the final rows");
+        }
+        for (String id : List.of("a", "b", "c")) {
+            StoredPushResult r = Reads.pushResult(storage, p, "client-1", id).orElseThrow();
+            assertEquals(StoredPushResult.Status.APPLIED, r.status());
+            assertEquals(seqs.get(List.of("a", "b", "c").indexOf(id)), r.commitSeq(), "the stored result's seq");
+        }
+    }
+
     @Test @Seed("ARCHITECTURE: READ COMMITTED is set, never inherited")
     void aTransactionIsReadCommittedWhateverTheSessionDefault() throws Exception {
         try (Connection c = db.rawConnection()) {
