@@ -21,8 +21,9 @@ import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
 
 /**
- * The commit feed over PostgreSQL LISTEN/NOTIFY. Every append issues {@code pg_notify('syncular_commit',
- * partition || ':' || seq)} inside its transaction ({@link CommitLogSql#APPEND_SELECT}); this listener holds ONE
+ * The commit feed over PostgreSQL LISTEN/NOTIFY. Every transaction that appends issues {@code pg_notify(
+ * 'syncular_commit', partition || ':' || seq)} inside itself, for each append or once for the highest seq of a push
+ * group ({@link CommitLogSql#appendCommit}, {@code StagedWrites}); this listener holds ONE
  * dedicated connection of its own — never a pooled one, because a LISTEN ends when a pool hands the connection to
  * someone else and the pool's JTA enlistment has no business with a connection that lives forever — and polls it.
  *
