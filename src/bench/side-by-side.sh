@@ -20,6 +20,8 @@
 # environment (defaults):
 #   CLIENTS=10,50  BENCH_SECONDS=15  WARMUP=20  RUNS=3     the load: levels, seconds per measured run, warm-up
 #                                                           seconds once per level, measured runs per level
+#   PRIME=60                                                seconds of unmeasured load at the highest level before
+#                                                           the first level (every server: a JVM measured warm)
 #   SERVERS="ref-sqlite ref-pg ours"                        which servers, in this order
 #   VIA_PROXY=1                                             0: servers talk to PostgreSQL directly (no rt/round)
 #   BUILD=1                                                 0: reuse target/ (WAR, test classes, classpath file)
@@ -41,6 +43,7 @@ BUN=${BUN:-/work/bunhome/node_modules/.bin/bun}
 CLIENTS=${CLIENTS:-10,50}
 BENCH_SECONDS=${BENCH_SECONDS:-15}
 WARMUP=${WARMUP:-20}
+PRIME=${PRIME:-60}
 RUNS=${RUNS:-3}
 SERVERS=${SERVERS:-"ref-sqlite ref-pg ours"}
 VIA_PROXY=${VIA_PROXY:-1}
@@ -242,14 +245,14 @@ run_server() { # run_server NAME
     db_args+=("--pg=$PG_JDBC" "--db-pid=$POSTMASTER")
     [[ "$VIA_PROXY" != 1 ]] || db_args+=("--roundtrip-counter=127.0.0.1:$CONTROL_PORT")
   fi
-  say "$name: ready at $url (server pid $srv_pid); driving: clients=$CLIENTS seconds=$BENCH_SECONDS warmup=$WARMUP runs=$RUNS"
+  say "$name: ready at $url (server pid $srv_pid); driving: clients=$CLIENTS seconds=$BENCH_SECONDS warmup=$WARMUP prime=$PRIME runs=$RUNS"
   {
     echo "# server: $name  url: $url  started: $(date -Is)  via-proxy: $VIA_PROXY"
     echo "# load average before the server started: $before"
   } >"$result"
   local rc=0
   "$JAVA" -cp "$CP" syncular.jakarta.sync.bench.SyncLoadDriver --url="$url" --schema=tasks \
-    --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --runs="$RUNS" --server-pid="$srv_pid" \
+    --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --prime="$PRIME" --runs="$RUNS" --server-pid="$srv_pid" \
     "${db_args[@]+"${db_args[@]}"}" 2>"$LOGS/$name-driver.err" | tee -a "$result" || rc=$?
   [[ $rc == 0 ]] || say "$name: the driver exited with $rc (2 = failed rounds; see $result and $LOGS/$name-driver.err)"
   if [[ -n "$PG_JDBC" ]] && command -v psql >/dev/null; then # what the statements were, for reading the counts
@@ -274,7 +277,7 @@ for s in $SERVERS; do run_server "$s"; done
 # summary: the median line of each level (the run line when RUNS=1)
 # ---------------------------------------------------------------------------------------------------------------
 {
-  echo "side-by-side $STAMP: clients=$CLIENTS seconds=$BENCH_SECONDS warmup=$WARMUP runs=$RUNS via-proxy=$VIA_PROXY ($(nproc) cores)"
+  echo "side-by-side $STAMP: clients=$CLIENTS seconds=$BENCH_SECONDS warmup=$WARMUP prime=$PRIME runs=$RUNS via-proxy=$VIA_PROXY ($(nproc) cores)"
   printf '%-11s %7s %9s %8s %8s %8s %8s %8s %7s %8s %10s %8s %8s\n' server clients rounds/s "p50 ms" "p95 ms" "p99 ms" \
     failures srv-cpu% db-cpu% tx/round stmt/round rt/round drv-cpu%
   for s in $SERVERS; do

@@ -104,8 +104,9 @@ public final class SyncLoadDriver {
         }
     }
 
+    /** {@code prime}: seconds of unmeasured load at the highest level before the first level (a JIT's warm-up). */
     record Options(URI sync, Schema schema, String authName, String authValue, int[] levels, int seconds, int warmup,
-            int runs, Long serverPid, Long dbPid, String pg, String roundTripCounter) { }
+            int runs, Long serverPid, Long dbPid, String pg, String roundTripCounter, int prime) { }
 
     public static void main(String[] args) throws Exception {
         Options o = parse(args);
@@ -113,9 +114,10 @@ public final class SyncLoadDriver {
                 .connectTimeout(Duration.ofSeconds(10)).build();
         Meters meters = new Meters(o, http);
         String run = Long.toHexString(System.currentTimeMillis());
-        System.out.printf(Locale.ROOT, "# SyncLoadDriver %s schema=%s clients=%s seconds=%d warmup=%d runs=%d wire=1%s%n",
+        System.out.printf(Locale.ROOT,
+                "# SyncLoadDriver %s schema=%s clients=%s seconds=%d warmup=%d runs=%d prime=%d wire=1%s%n",
                 o.sync(), o.schema().name().toLowerCase(Locale.ROOT), Arrays.toString(o.levels()).replace(" ", ""),
-                o.seconds(), o.warmup(), o.runs(), o.authName() == null ? "" : " auth-header=" + o.authName());
+                o.seconds(), o.warmup(), o.runs(), o.prime(), o.authName() == null ? "" : " auth-header=" + o.authName());
         System.out.println("# " + meters.describe());
         System.out.println("# load average at start: " + loadAverage());
         if (o.pg() != null || o.roundTripCounter() != null || o.serverPid() != null) {
@@ -137,6 +139,19 @@ public final class SyncLoadDriver {
                 "rounds", "rounds/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "failures", "srv-cpu%", "db-cpu%",
                 "tx/round", "stmt/round", "rt/round", "drv-cpu%", "run");
         boolean anyFailure = false;
+        if (o.prime() > 0) {
+            // a server that compiles its request path as it runs (a JVM) is measured warm, not while it compiles:
+            // its own clients and rows, so no measured client starts with a history
+            int max = Arrays.stream(o.levels()).max().orElse(1);
+            List<VClient> primers = new ArrayList<>();
+            for (int c = 0; c < max; c++) {
+                String owner = o.schema().ownerPrefix + "-" + run + "-prime-" + String.format("%05d", c);
+                primers.add(new VClient("bench-client-" + owner, owner));
+            }
+            Phase primed = phase(http, o, primers, o.prime());
+            System.out.printf(Locale.ROOT, "# primed with %d clients for %d s: %d rounds, %d failures%n", max,
+                    o.prime(), primed.latencies().length, primed.failures());
+        }
         for (int clients : o.levels()) {
             List<VClient> vclients = new ArrayList<>();
             for (int c = 0; c < clients; c++) {
@@ -177,7 +192,7 @@ public final class SyncLoadDriver {
             int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
             int[] levels = levels(args.length > 2 ? args[2] : "1,10,50");
             return new Options(base.resolve("sync"), Schema.TODOS, null, null, levels, seconds, 3, 1, null, null, null,
-                    null);
+                    null, 0);
         }
         Map<String, String> m = new LinkedHashMap<>();
         for (String a : args) {
@@ -186,7 +201,7 @@ public final class SyncLoadDriver {
             m.put(a.substring(2, eq), a.substring(eq + 1));
         }
         List<String> known = List.of("url", "schema", "auth", "clients", "seconds", "warmup", "runs", "server-pid",
-                "db-pid", "pg", "roundtrip-counter");
+                "db-pid", "pg", "roundtrip-counter", "prime");
         for (String k : m.keySet()) {
             if (!known.contains(k)) throw new IllegalArgumentException("unknown option --" + k + "; known: " + known);
         }
@@ -208,7 +223,8 @@ public final class SyncLoadDriver {
                 levels(m.getOrDefault("clients", "10,50")), Integer.parseInt(m.getOrDefault("seconds", "15")),
                 Integer.parseInt(m.getOrDefault("warmup", "5")), Math.max(1, Integer.parseInt(m.getOrDefault("runs", "3"))),
                 pid == null ? null : Long.valueOf(pid), dbPid == null ? null : Long.valueOf(dbPid),
-                blankToNull(m.get("pg")), blankToNull(m.get("roundtrip-counter")));
+                blankToNull(m.get("pg")), blankToNull(m.get("roundtrip-counter")),
+                Integer.parseInt(m.getOrDefault("prime", "0")));
     }
 
     private static String blankToNull(String s) {
