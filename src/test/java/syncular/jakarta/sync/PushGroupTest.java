@@ -173,6 +173,24 @@ class PushGroupTest {
     }
 
     @Test @Timeout(60)
+    void aGroupCostsThreeRoundTripsWhateverItsSize() throws Exception {
+        RoundTripBudgetTest.Counting counting = new RoundTripBudgetTest.Counting(db);
+        PostgresServerStorage over = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
+                () -> 1_000L);
+        over.ensureSchema(SCHEMA, List.of());
+        String partition = EmbeddedPostgresSupport.partition("group-rt");
+        PushProcessor push = new PushProcessor(over, () -> 1_000L, Validation.NONE);
+        counting.reset();
+        List<PushCommit> queued = new ArrayList<>();
+        for (int i = 1; i <= 6; i++) queued.add(upsert("s" + i, "r" + i, null));
+        Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("s0", "r0", null), queued);
+        for (int i = 0; i <= 6; i++) assertEquals(PushResult.Status.APPLIED, result(results, "s" + i).status());
+        assertEquals(2, counting.commits.get(), "the leader alone, then one group of the six queued behind it");
+        assertEquals(6, counting.roundTrips.get(), "per group: lock and reads, every write, COMMIT");
+        assertEquals(7, storage.getMaxCommitSeq(partition));
+    }
+
+    @Test @Timeout(60)
     void aGroupWritesItsHeadOnceAndSignalsTheFeedOnceEvenWhenItsLastCommitIsRejected() throws Exception {
         String partition = EmbeddedPostgresSupport.partition("group-head");
         PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
