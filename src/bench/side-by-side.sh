@@ -245,14 +245,16 @@ run_server() { # run_server NAME
     db_args+=("--pg=$PG_JDBC" "--db-pid=$POSTMASTER")
     [[ "$VIA_PROXY" != 1 ]] || db_args+=("--roundtrip-counter=127.0.0.1:$CONTROL_PORT")
   fi
-  say "$name: ready at $url (server pid $srv_pid); driving: clients=$CLIENTS seconds=$BENCH_SECONDS warmup=$WARMUP prime=$PRIME runs=$RUNS"
+  say "$name: ready at $url (server pid $srv_pid); driving: clients=$CLIENTS seconds=$BENCH_SECONDS" \
+      "warmup=$WARMUP prime=$PRIME runs=$RUNS"
   {
     echo "# server: $name  url: $url  started: $(date -Is)  via-proxy: $VIA_PROXY"
     echo "# load average before the server started: $before"
   } >"$result"
   local rc=0
   "$JAVA" -cp "$CP" syncular.jakarta.sync.bench.SyncLoadDriver --url="$url" --schema=tasks \
-    --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --prime="$PRIME" --runs="$RUNS" --server-pid="$srv_pid" \
+    --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --prime="$PRIME" --runs="$RUNS" \
+    --server-pid="$srv_pid" \
     "${db_args[@]+"${db_args[@]}"}" 2>"$LOGS/$name-driver.err" | tee -a "$result" || rc=$?
   [[ $rc == 0 ]] || say "$name: the driver exited with $rc (2 = failed rounds; see $result and $LOGS/$name-driver.err)"
   if [[ -n "$PG_JDBC" ]] && command -v psql >/dev/null; then # what the statements were, for reading the counts

@@ -49,21 +49,31 @@ final class GroupCommit<I, R> {
         Waiter(I item) { this.item = item; }
     }
 
-    /** One partition's queue; {@code busy} while a leader applies a group. Guarded by its own monitor. */
+    /**
+     * One partition's queue; {@code busy} while a leader applies a group; {@code retired} once it left the map (idle),
+     * so a request that looked it up just before must look again rather than lead a second group of the partition
+     * beside the leader of the lane that replaced it. Guarded by its own monitor.
+     */
     private static final class Lane<I, R> {
         final ArrayDeque<Waiter<I, R>> queue = new ArrayDeque<>();
         boolean busy;
+        boolean retired;
     }
 
     /** Applies {@code item} in a group of {@code partition}; returns its result or throws its group's failure. */
     R submit(String partition, I item) {
         Waiter<I, R> me = new Waiter<>(item);
-        Lane<I, R> lane = lanes.computeIfAbsent(partition, k -> new Lane<>());
-        synchronized (lane) {
-            lane.queue.addLast(me);
-            if (!lane.busy) {
-                lane.busy = true;
-                me.lead = true;
+        Lane<I, R> lane;
+        while (true) {
+            lane = lanes.computeIfAbsent(partition, k -> new Lane<>());
+            synchronized (lane) {
+                if (lane.retired) continue;   // left the map after the lookup: the partition has a new lane
+                lane.queue.addLast(me);
+                if (!lane.busy) {
+                    lane.busy = true;
+                    me.lead = true;
+                }
+                break;
             }
         }
         boolean interrupted = false;
@@ -101,7 +111,8 @@ final class GroupCommit<I, R> {
                 next = lane.queue.peekFirst();
                 if (next == null) {
                     lane.busy = false;
-                    lanes.remove(partition, lane);   // a request that still holds this lane leads it again: safe
+                    lane.retired = true;
+                    lanes.remove(partition, lane);
                 } else {
                     next.lead = true;
                 }

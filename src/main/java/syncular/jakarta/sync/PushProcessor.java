@@ -208,17 +208,21 @@ public final class PushProcessor {
         int running = group.get(0).schema().version();
         PushPreamble pre = tx.lockForPush(running, keys, prefetch);
         Rows rows = new Rows(tx, pre.rows(), prefetch);
-        List<RuntimeException> failures = new ArrayList<>();
-        for (Batch b : group) failures.add(gateRefusal(b, pre.gate()));
         Map<PushKey, StoredPushResult> decided = new HashMap<>(pre.existing());
         long head = pre.maxCommitSeq();
         boolean first = true;
         List<List<Outcome>> outcomes = new ArrayList<>();
-        for (int i = 0; i < group.size(); i++) {
-            Batch b = group.get(i);
+        List<RuntimeException> failures = new ArrayList<>();
+        for (Batch b : group) {
             List<Outcome> mine = new ArrayList<>();
             outcomes.add(mine);
-            if (failures.get(i) != null) continue;
+            try {
+                b.gate().check(pre.gate());
+            } catch (SyncException refused) {
+                failures.add(refused);
+                continue;
+            }
+            failures.add(null);
             for (PushCommit commit : b.commits()) {
                 PushKey key = new PushKey(b.request().clientId(), commit.clientCommitId());
                 if (pre.unreadable().contains(key)) {
@@ -243,15 +247,6 @@ public final class PushProcessor {
             out.add(new Pushed(outcomes.get(i), failures.get(i), head, pre.horizonSeq()));
         }
         return out;
-    }
-
-    private static SyncException gateRefusal(Batch b, ServeGate gate) {
-        try {
-            b.gate().check(gate);
-            return null;
-        } catch (SyncException refused) {
-            return refused;
-        }
     }
 
     /**

@@ -290,9 +290,9 @@ public final class PostgresServerStorage implements ServerStorage {
     }
 
     /**
-     * The storage's own unit: its pushes write the partition head back once (with the last candidate's append, or
-     * here before the runner commits) instead of with every commit, and its writes under the push lock travel
-     * together (staged, {@link PostgresTransaction}). When the database refuses a staged write, the unit runs again
+     * The storage's own unit: its writes under the push lock travel together (staged, {@link PostgresTransaction})
+     * and write the partition head back once, with the staged appends (or, unstaged, here before the runner commits)
+     * instead of with every commit. When the database refuses a staged write, the unit runs again
      * unstaged, where the refusal is attributed to its own operation; the work is a function of the database state
      * only, as every retried unit must be.
      */

@@ -40,16 +40,16 @@ import syncular.jakarta.storage.StoredRow;
  * statement.
  *
  * <p>In a unit of the storage's own ({@code PostgresServerStorage#inTransaction}, whose end the storage sees) the
- * writes made under the push lock are <em>staged</em>: kept here and sent in front of the next round trip, whatever
- * it is, at the latest when the unit finishes ({@link #finish()}) before the runner commits. A push group of N commits
- * is then three round trips (lock and reads, every write, COMMIT) instead of N + 2, and no savepoint is needed for a
+ * writes made under the push lock are <em>staged</em>: kept here and sent in front of the next round trip, whatever it
+ * is, at the latest when the unit finishes ({@link #finish()}) before the runner commits. A push group of N commits is
+ * then three round trips (lock and reads, every write, COMMIT) instead of N + 2, and no savepoint is needed for a
  * commit whose writes all go together. They are kept as data ({@link StagedWrites}) and sent as a few multi-row
  * statements whose texts do not depend on the group: a concatenation of per-commit statements differed from group to
- * group, so no prepared statement was ever reused and PostgreSQL parsed and planned every one of them again. A staged write the database refuses surfaces in a later round trip, where it
- * cannot be told which operation it was: it throws {@link StagedWriteRefused} and the storage runs the unit again
- * unstaged, where each write's refusal is attributed to its own operation. In a transaction from
- * {@code ServerStorage.begin}, whose end the caller owns, nothing is staged: a staged write that no later call flushes
- * would be lost silently when the caller's container commits.
+ * group, so no prepared statement was ever reused and PostgreSQL parsed and planned every one of them again. A staged
+ * write the database refuses surfaces in a later round trip, where it cannot be told which operation it was: it throws
+ * {@link StagedWriteRefused} and the storage runs the unit again unstaged, where each write's refusal is attributed to
+ * its own operation. In a transaction from {@code ServerStorage.begin}, whose end the caller owns, nothing is staged: a
+ * staged write that no later call flushes would be lost silently when the caller's container commits.
  */
 final class PostgresTransaction implements StorageTransaction {
     private final PostgresServerStorage storage;

@@ -217,7 +217,8 @@ final class RowTable {
                 + "  ON CONFLICT (" + q(PARTITION) + ", " + q(ROW_ID) + ") DO UPDATE SET " + String.join(", ", updates)
                 + " RETURNING 1),\n"
                 + """
-                s AS (SELECT v.row_id, v.var, v.value FROM unnest(?::text[], ?::text[], ?::text[]) AS v(row_id, var, value)),
+                s AS (SELECT v.row_id, v.var, v.value
+                        FROM unnest(?::text[], ?::text[], ?::text[]) AS v(row_id, var, value)),
                 d AS (DELETE FROM sync_row_scopes x
                        WHERE x.partition = ? AND x.tbl = ? AND x.row_id = ANY(?::text[])
                          AND NOT EXISTS (SELECT 1 FROM s WHERE s.row_id = x.row_id AND s.var = x.var

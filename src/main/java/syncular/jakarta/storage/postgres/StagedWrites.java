@@ -53,7 +53,10 @@ final class StagedWrites {
             head AS (UPDATE sync_partitions SET max_commit_seq = ? WHERE partition = ?)
             SELECT pg_notify('""" + PostgresCommitFeed.CHANNEL + "', ?)";
 
-    /** Staged push results without a commit (every candidate rejected). Params: partition, clientId[], ccid[], result[]. */
+    /**
+     * Staged push results without a commit (every candidate rejected). Params: partition, clientId[],
+     * clientCommitId[], result[].
+     */
     static final String RESULTS_MANY = """
             INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
             SELECT ?, r.client_id, r.client_commit_id, r.result::jsonb

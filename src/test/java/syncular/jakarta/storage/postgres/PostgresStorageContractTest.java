@@ -134,9 +134,10 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
             long a = tx.applyCommit(List.of(new RowWrite.Upsert("tasks", x1, 0), new RowWrite.Upsert("tasks", y1, 1)),
                     TestSchemas.upsertCommit("a", x1), StoredPushResult.applied(0, List.of()));
             tx.nextCandidate();
-            long b = tx.applyCommit(List.of(new RowWrite.Delete("tasks", "x", 0)), new syncular.jakarta.storage.NewCommit(
-                    "client-1", "b", "actor-1", 1_000L, List.of(syncular.jakarta.storage.StoredChange.delete("tasks",
-                    "x", x1.scopes()))), StoredPushResult.applied(0, List.of()));
+            long b = tx.applyCommit(List.of(new RowWrite.Delete("tasks", "x", 0)),
+                    new syncular.jakarta.storage.NewCommit("client-1", "b", "actor-1", 1_000L,
+                            List.of(syncular.jakarta.storage.StoredChange.delete("tasks", "x", x1.scopes()))),
+                    StoredPushResult.applied(0, List.of()));
             tx.nextCandidate();
             long c = tx.applyCommit(List.of(new RowWrite.Upsert("tasks", y2, 0)), TestSchemas.upsertCommit("c", y2),
                     StoredPushResult.applied(0, List.of()));

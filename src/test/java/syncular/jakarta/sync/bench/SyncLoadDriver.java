@@ -117,7 +117,8 @@ public final class SyncLoadDriver {
         System.out.printf(Locale.ROOT,
                 "# SyncLoadDriver %s schema=%s clients=%s seconds=%d warmup=%d runs=%d prime=%d wire=1%s%n",
                 o.sync(), o.schema().name().toLowerCase(Locale.ROOT), Arrays.toString(o.levels()).replace(" ", ""),
-                o.seconds(), o.warmup(), o.runs(), o.prime(), o.authName() == null ? "" : " auth-header=" + o.authName());
+                o.seconds(), o.warmup(), o.runs(), o.prime(),
+                o.authName() == null ? "" : " auth-header=" + o.authName());
         System.out.println("# " + meters.describe());
         System.out.println("# load average at start: " + loadAverage());
         if (o.pg() != null || o.roundTripCounter() != null || o.serverPid() != null) {
