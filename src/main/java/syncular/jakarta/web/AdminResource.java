@@ -6,20 +6,27 @@ import jakarta.ejb.TransactionAttribute;
 import jakarta.ejb.TransactionAttributeType;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import syncular.jakarta.migration.CheckpointReport;
+import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.sync.LogEpochs;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
 
 /**
  * The operator surface: {@code GET admin/health} is readiness with each check's detail, and (RFC 0007, issue 7)
  * {@code GET admin/checkpoints} lists every checkpoint with its state,
- * watermark, pass position, observed rows, rate and ETA, plus whether this process serves. Protected twice, the
+ * watermark, pass position, observed rows, rate and ETA, plus whether this process serves, and
+ * {@code POST admin/log-epochs} rotates the log epochs after a backup restore ({@link LogEpochs}). Protected twice, the
  * way both servers honour it (WILDFLY.md §5): the web.xml security constraint on {@code /admin/*} (401 without
  * credentials, 403 without the role) and {@code @RolesAllowed} enforced by the EJB container.
  */
@@ -38,6 +45,33 @@ public class AdminResource {
     @Produces(MediaType.APPLICATION_JSON)
     @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
     public Response health() { return HealthResource.readiness(readiness, true); }
+
+    /**
+     * After restoring the database from a backup, before serving traffic (SPEC §2.1, docs/operations.md): every
+     * partition of the registry, or only {@code ?partition=}, gets a new log epoch; answers them. Unknown partition:
+     * 404 {@code sync.not_found}, nothing rotated.
+     */
+    @POST
+    @Path("log-epochs")
+    @Produces(MediaType.APPLICATION_JSON)
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED) // each rotation is a storage transaction of its own
+    public Response rotateLogEpochs(@QueryParam("partition") String partition) {
+        SyncRuntime.Parts parts = runtime.parts().orElse(null);
+        if (parts == null) {
+            return ErrorBodies.of(503, ErrorCode.SYNC_SCHEMA_NOT_READY,
+                    "the server is starting or its database is unreachable", null);
+        }
+        List<Map<String, Object>> rotated = new ArrayList<>();
+        for (PartitionRegistryEntry e : LogEpochs.rotateAfterRestore(parts.storage(), parts.clock(),
+                partition == null || partition.isEmpty() ? null : partition)) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("partition", e.partition());
+            one.put("logEpoch", e.logEpoch());
+            rotated.add(one);
+        }
+        return Response.ok(Json.write(Map.of("rotated", rotated)), MediaType.APPLICATION_JSON)
+                .header("Cache-Control", "no-store").build();
+    }
 
     @GET
     @Path("checkpoints")
