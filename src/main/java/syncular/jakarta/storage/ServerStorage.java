@@ -97,8 +97,6 @@ public interface ServerStorage {
     /** The serve-gate token; never memoized. {@code pending} spans all partitions. */
     ServeGate readServeGate(String partition, int runningSchemaVersion);
 
-    /** Inserts the declared row and raises the fence in one transaction; idempotent; never lowers a fence. */
-    StoredCheckpoint declareCheckpoint(String partition, String name, int schemaVersion, long nowMs);
 
     /** Non-activated checkpoints at {@code schemaVersion} with one of {@code names}, in every partition. */
     List<PendingCheckpoint> pendingCheckpoints(int schemaVersion, Collection<String> names);

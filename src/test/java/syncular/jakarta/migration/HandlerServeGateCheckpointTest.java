@@ -20,6 +20,7 @@ import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresCheckpoints;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
@@ -132,7 +133,7 @@ class HandlerServeGateCheckpointTest {
     @Test
     void aPeersCheckpointDeclaredMidRequestRefusesThePushWithPartitionAndProjection() {
         handler.handle(actor, request(null));
-        inBetween.set(() -> storage.declareCheckpoint(partition, "peer_projection", 2, System.currentTimeMillis()));
+        inBetween.set(() -> PostgresCheckpoints.declare(db, partition, "peer_projection", 2, System.currentTimeMillis()));
         SyncException e = assertThrows(SyncException.class, () -> handler.handle(actor, request("t3")));
         assertEquals("{\"partition\":\"" + partition + "\",\"projection\":\"peer_projection\"}", e.detailsJson());
         assertTrue(Reads.row(storage, partition, "tasks", "t3").isEmpty(), "refused under the push lock: nothing written");

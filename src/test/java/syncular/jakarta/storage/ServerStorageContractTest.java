@@ -28,6 +28,12 @@ public abstract class ServerStorageContractTest {
 
     protected abstract TransactionRunner runner();
 
+    /**
+     * Declares one checkpoint (its row and its fence, in one transaction) as a migration's {@code ensureSchema}
+     * declares each; the backend's own way, since production declares through {@code ensureSchema} only.
+     */
+    protected abstract StoredCheckpoint declare(String partition, String name, int schemaVersion, long nowMs);
+
     /** {@link TestSchemas#tasks} at version 1, already ensured on {@link #storage()}. */
     protected CompiledSchema schema() { return TestSchemas.tasks(1); }
 
@@ -456,7 +462,7 @@ public abstract class ServerStorageContractTest {
         ServeGate before = storage().readServeGate(p, version);
         assertEquals(version, before.storedSchemaVersion());
         assertEquals("e-gate", before.logEpoch());
-        storage().declareCheckpoint(other, "projection-x", version, 1);
+        declare(other, "projection-x", version, 1);
         ServeGate after = storage().readServeGate(p, version);
         assertTrue(after.pending().contains(new PendingCheckpoint(other, "projection-x")),
                 "pending spans every partition");
@@ -477,7 +483,7 @@ public abstract class ServerStorageContractTest {
     void checkpointLifecycleFromDeclarationToActivation() {
         String p = partition("lifecycle");
         int v = schema().version();
-        StoredCheckpoint declared = storage().declareCheckpoint(p, "proj", v, 10);
+        StoredCheckpoint declared = declare(p, "proj", v, 10);
         assertEquals(CheckpointState.DECLARED, declared.state());
         assertEquals(List.of(declared), Checkpoints.read(storage(), p));
         StoredCheckpoint claimed = Checkpoints.claim(storage(), p, "proj", v, 11);
@@ -506,7 +512,7 @@ public abstract class ServerStorageContractTest {
                 () -> Checkpoints.claim(storage(), p, "proj", v, 0)).code());
         assertEquals(StorageErrorCode.CHECKPOINT_FENCE_MISSING, assertThrows(StorageException.class,
                 () -> storage().activateCheckpoint(p, "proj", 1, 0, List.of("tasks"), 0)).code());
-        storage().declareCheckpoint(p, "proj", v, 0);
+        declare(p, "proj", v, 0);
         long first = Checkpoints.claim(storage(), p, "proj", v, 0).ownerEpoch();
         long second = Checkpoints.claim(storage(), p, "proj", v, 0).ownerEpoch();
         assertTrue(second > first);

@@ -204,9 +204,6 @@ final class CommitLogSql {
     static final String CHECKPOINT_COLUMNS =
             "partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms";
 
-    static final String READ_CHECKPOINT =
-            "SELECT " + CHECKPOINT_COLUMNS + " FROM sync_backfill_checkpoints WHERE partition = ? AND name = ?";
-
     /** seeds/003 {@code installCheckpointOn}: never re-declares a row and never lowers a fence. */
     static final String INSTALL_CHECKPOINT = """
             INSERT INTO sync_backfill_checkpoints(partition, name, schema_version, state, watermark, owner_epoch,

@@ -36,7 +36,6 @@ import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
-import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TransactionRunner;
@@ -642,24 +641,6 @@ public final class PostgresServerStorage implements ServerStorage {
             }
         }
         return new ServeGate(stored, epoch, pending);
-    }
-
-    @Override
-    public StoredCheckpoint declareCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
-        // seeds/003: one transaction, the row and the fence that protects it become visible together; no table lock
-        // and no partition lock (it writes only checkpoint and fence rows; the trigger enforces the fence on every
-        // append from this commit onward, earlier writers are pre-barrier by design)
-        return write(c -> {
-            installCheckpointOn(c, partition, name, schemaVersion, nowMs);
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_CHECKPOINT)) {
-                ps.setString(1, partition);
-                ps.setString(2, name);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) throw new StorageException(StorageErrorCode.CHECKPOINT_NOT_DECLARED);
-                    return CommitLogSql.checkpoint(rs, 1);
-                }
-            }
-        });
     }
 
     static void installCheckpointOn(Connection c, String partition, String name, int schemaVersion, long nowMs)

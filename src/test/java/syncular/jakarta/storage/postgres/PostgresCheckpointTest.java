@@ -69,11 +69,11 @@ class PostgresCheckpointTest {
     @Test @Seed("003 declareCheckpoint")
     void declaringInsertsADeclaredRowAndRaisesTheFenceIdempotently() throws Exception {
         String p = EmbeddedPostgresSupport.partition("declare");
-        StoredCheckpoint cp = storage.declareCheckpoint(p, "b-proj", 1, 10);
+        StoredCheckpoint cp = PostgresCheckpoints.declare(db, p, "b-proj", 1, 10);
         assertEquals(new StoredCheckpoint(p, "b-proj", 1, CheckpointState.DECLARED, 0, 0, 0, 10), cp);
         StoredCheckpoint claimed = Checkpoints.claim(storage, p, "b-proj", 1, 20);
-        assertEquals(claimed, storage.declareCheckpoint(p, "b-proj", 1, 30), "a re-declare changes nothing");
-        storage.declareCheckpoint(p, "a-proj", 1, 40);
+        assertEquals(claimed, PostgresCheckpoints.declare(db, p, "b-proj", 1, 30), "a re-declare changes nothing");
+        PostgresCheckpoints.declare(db, p, "a-proj", 1, 40);
         assertEquals(List.of("a-proj", "b-proj"), Checkpoints.read(storage, p).stream().map(StoredCheckpoint::name)
                 .toList());
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
@@ -88,7 +88,7 @@ class PostgresCheckpointTest {
     @Test @Timeout(30) @Seed("UPSTREAM-SERVER §3.4: claimers get distinct owner epochs")
     void concurrentClaimsGetDistinctOwnerEpochs() throws Exception {
         String p = EmbeddedPostgresSupport.partition("claims");
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         int claimers = 6;
         ExecutorService pool = Executors.newFixedThreadPool(claimers);
         CountDownLatch start = new CountDownLatch(1);
@@ -117,7 +117,7 @@ class PostgresCheckpointTest {
         String p = EmbeddedPostgresSupport.partition("claim-absent");
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
                 () -> Checkpoints.claim(storage, p, "nope", 1, 0)).code());
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 5));
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
@@ -127,7 +127,7 @@ class PostgresCheckpointTest {
     @Test @Seed("003 advanceCheckpoint: owner-epoch compare-and-set")
     void aStaleAdvanceIsANoOpReturningFalse() {
         String p = EmbeddedPostgresSupport.partition("advance");
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         long first = Checkpoints.claim(storage, p, "proj", 1, 1).ownerEpoch();
         assertTrue(Checkpoints.advance(storage, p, "proj", first, 7, 70, 2));
         long second = Checkpoints.claim(storage, p, "proj", 1, 3).ownerEpoch();
@@ -143,7 +143,7 @@ class PostgresCheckpointTest {
     @Test @Seed("seeds/001: the transaction variant rides in the backfill's write")
     void theTransactionAdvanceCommitsOrRollsBackWithTheWrite() {
         String p = EmbeddedPostgresSupport.partition("tx-advance");
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         assertThrows(IllegalStateException.class, () -> storage.inTransaction(p, tx -> {
             assertTrue(tx.advanceCheckpoint("proj", epoch, 5, 50, 1));
@@ -181,7 +181,7 @@ class PostgresCheckpointTest {
         String p = EmbeddedPostgresSupport.partition("no-fence");
         assertEquals(StorageErrorCode.CHECKPOINT_FENCE_MISSING, assertThrows(StorageException.class,
                 () -> storage.activateCheckpoint(p, "absent", 1, 0, SOURCES, 0)).code());
-        storage.declareCheckpoint(p, "proj", 2, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 2, 0);
         long epoch = Checkpoints.claim(storage, p, "proj", 2, 0).ownerEpoch();
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "UPDATE sync_writer_fence SET required_writer_version = 1 WHERE partition = ?")) {
@@ -197,7 +197,7 @@ class PostgresCheckpointTest {
     void aLaterSourceChangeMakesActivationStale() {
         String p = EmbeddedPostgresSupport.partition("stale");
         push(p, "a");
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         long watermark = Checkpoints.coverage(storage, p, SOURCES);
         push(p, "b");   // the source moved after the watermark was taken
@@ -215,7 +215,7 @@ class PostgresCheckpointTest {
         storage.touchPartition(p, 0, "e");
         push(p, "a");
         push(p, "b");
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         storage.pruneCommitsThrough(p, new CommitPruneQuery("e", 2));
         assertEquals(ActivationOutcome.UNVERIFIABLE, storage.activateCheckpoint(p, "proj", epoch, 1, SOURCES, 1));
@@ -227,7 +227,7 @@ class PostgresCheckpointTest {
     @Test @Seed("UPSTREAM-SERVER §3.4: activated is terminal")
     void activatedIsTerminalAndLeavesTheServeGate() {
         String p = EmbeddedPostgresSupport.partition("terminal");
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         assertTrue(storage.readServeGate(p, 1).pending().stream().anyMatch(x -> x.partition().equals(p)));
         long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 9));
@@ -237,14 +237,14 @@ class PostgresCheckpointTest {
         assertEquals(ActivationOutcome.STALE, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 10));
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
                 () -> Checkpoints.claim(storage, p, "proj", 1, 0)).code());
-        assertEquals(cp, storage.declareCheckpoint(p, "proj", 1, 11), "a re-declare never resurrects it");
+        assertEquals(cp, PostgresCheckpoints.declare(db, p, "proj", 1, 11), "a re-declare never resurrects it");
         assertFalse(storage.readServeGate(p, 1).pending().stream().anyMatch(x -> x.partition().equals(p)));
     }
 
     @Test @Timeout(30) @Seed("003: activation takes the same partition lock as a push")
     void activationWaitsForAPushHoldingThePartitionLock() throws Exception {
         String p = EmbeddedPostgresSupport.partition("act-lock");
-        storage.declareCheckpoint(p, "proj", 1, 0);
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
         long epoch = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Connection holder = db.rawConnection()) {
@@ -304,7 +304,7 @@ class PostgresCheckpointTest {
         try (own) {
             PostgresServerStorage first = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
             first.ensureSchema(schema, List.of());
-            first.declareCheckpoint("p1", "proj", 1, 0);
+            PostgresCheckpoints.declare(own, "p1", "proj", 1, 0);
             PostgresServerStorage other = new PostgresServerStorage(own, new JdbcTransactionRunner(own), () -> 0L);
             StorageException e = assertThrows(StorageException.class, () -> other.ensureSchema(schema, List.of()));
             assertEquals(StorageErrorCode.CHECKPOINT_INCOMPLETE, e.code());

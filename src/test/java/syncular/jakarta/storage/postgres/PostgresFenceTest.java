@@ -95,14 +95,14 @@ class PostgresFenceTest {
             s.ensureSchema(v1, List.of());
             String p = EmbeddedPostgresSupport.partition("stamp");
             StoredRow row = TestSchemas.taskRow(v1, "t1", "p1", 1);
-            s.declareCheckpoint(p, "cp", 1, 0);   // fence at 1 == this storage's writer version
+            PostgresCheckpoints.declare(own, p, "cp", 1, 0);   // fence at 1 == this storage's writer version
             long seq = s.inTransaction(p, tx -> {
                 tx.lockPartitionForPush();
                 tx.upsertRow("tasks", row, 0);
                 return tx.appendCommit(TestSchemas.upsertCommit("c1", row));
             });
             assertEquals(1, seq);
-            s.declareCheckpoint(p, "cp2", 2, 0);   // now fenced above the writer: the append is refused
+            PostgresCheckpoints.declare(own, p, "cp2", 2, 0);   // now fenced above the writer: the append is refused
             StorageException e = assertThrows(StorageException.class, () -> s.inTransaction(p, tx -> {
                 tx.lockPartitionForPush();
                 return tx.appendCommit(TestSchemas.upsertCommit("c2", row));
@@ -125,8 +125,8 @@ class PostgresFenceTest {
     @Test @Seed("003: fences are never lowered")
     void declaringALowerCheckpointNeverLowersTheFence() throws SQLException {
         String p = EmbeddedPostgresSupport.partition("never-lower");
-        storage.declareCheckpoint(p, "high", 5, 0);
-        storage.declareCheckpoint(p, "low", 2, 0);
+        PostgresCheckpoints.declare(db, p, "high", 5, 0);
+        PostgresCheckpoints.declare(db, p, "low", 2, 0);
         SQLException lower = assertThrows(SQLException.class, () -> rawInsert(p, 1, 4));
         assertEquals(StorageErrorCode.WRITER_FENCE_REJECTED, codeOf(lower));
         rawInsert(p, 1, 5);

@@ -107,7 +107,7 @@ class PostgresJtaSeamTest {
             assertEquals(StoredPushResult.Status.REJECTED, Reads.pushResult(storage, p, "c", "k2").orElseThrow().status());
             assertTrue(Reads.row(storage, p, "tasks", "b").isEmpty());
 
-            storage.declareCheckpoint(p, "cp", 1, 1);
+            PostgresCheckpoints.declare(db, p, "cp", 1, 1);
             long epoch = Checkpoints.claim(storage, p, "cp", 1, 1).ownerEpoch();
             assertTrue(Checkpoints.advance(storage, p, "cp", epoch, 1, 1, 1));
             assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "cp", epoch, 1, List.of("tasks"),

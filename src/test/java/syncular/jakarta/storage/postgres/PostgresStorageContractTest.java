@@ -51,6 +51,12 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
 
     @Override protected TransactionRunner runner() { return runner; }
 
+    @Override
+    protected syncular.jakarta.storage.StoredCheckpoint declare(String partition, String name, int schemaVersion,
+                                                                 long nowMs) {
+        return PostgresCheckpoints.declare(db, partition, name, schemaVersion, nowMs);
+    }
+
     @Test @Seed("UPSTREAM-SERVER §5 item 3: a constraint violation is a durable rejection carrying its opIndex")
     void aConstraintViolationCarriesItsOpIndexAndTheSavepointRecoversTheTransaction() throws Exception {
         EmbeddedPostgresSupport.Pool own = EmbeddedPostgresSupport.newDatabase();
