@@ -133,7 +133,8 @@ class HandlerServeGateCheckpointTest {
     @Test
     void aPeersCheckpointDeclaredMidRequestRefusesThePushWithPartitionAndProjection() {
         handler.handle(actor, request(null));
-        inBetween.set(() -> PostgresCheckpoints.declare(db, partition, "peer_projection", 2, System.currentTimeMillis()));
+        inBetween.set(() -> PostgresCheckpoints.declare(db, partition, "peer_projection", 2,
+                System.currentTimeMillis()));
         SyncException e = assertThrows(SyncException.class, () -> handler.handle(actor, request("t3")));
         assertEquals("{\"partition\":\"" + partition + "\",\"projection\":\"peer_projection\"}", e.detailsJson());
         assertTrue(Reads.row(storage, partition, "tasks", "t3").isEmpty(), "refused under the push lock: nothing written");
