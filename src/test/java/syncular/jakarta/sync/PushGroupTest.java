@@ -265,6 +265,49 @@ class PushGroupTest {
     }
 
     @Test @Timeout(60)
+    void withValidatorsAGroupWritesEagerlyAndAVetoRollsBackOnlyItsCommit() throws Exception {
+        String partition = EmbeddedPostgresSupport.partition("group-veto");
+        // the validator reads the candidate state, so these commits write at once (each behind its own savepoint)
+        // while their appends are staged: the vetoed commit's rollback must keep the earlier commit's staged append
+        syncular.jakarta.host.RowValidator veto = new syncular.jakarta.host.RowValidator() {
+            @Override public boolean handles(String table) { return table.equals("tasks"); }
+
+            @Override
+            public void validate(syncular.jakarta.host.ValidatedOperation op,
+                                 syncular.jakarta.host.ValidationContext context) {
+                if ("veto".equals(op.row().get("title"))) {
+                    throw new syncular.jakarta.host.ValidationRejection("app.vetoed", "vetoed");
+                }
+            }
+        };
+        PushProcessor push = new PushProcessor(storage, () -> 1_000L, new Validation(() -> List.of(veto), List::of));
+        PushCommit vetoed = new PushCommit("v2", List.of(
+                PushCommit.Operation.upsert("tasks", "written-first", null,
+                        TestSchemas.taskPayload(SCHEMA, "written-first", "p1", "fine", false)),
+                PushCommit.Operation.upsert("tasks", "vetoed-row", null,
+                        TestSchemas.taskPayload(SCHEMA, "vetoed-row", "p1", "veto", false))));
+        Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("v0", "r0", null),
+                List.of(upsert("v1", "r1", null), vetoed, upsert("v3", "r3", null)));
+        PushResult rejected = result(results, "v2");
+        assertEquals(PushResult.Status.REJECTED, rejected.status());
+        assertEquals(1, rejected.results().get(rejected.results().size() - 1).opIndex());
+        List<Long> seqs = new ArrayList<>();
+        for (String id : List.of("v0", "v1", "v3")) {
+            assertEquals(PushResult.Status.APPLIED, result(results, id).status(), id);
+            seqs.add(result(results, id).commitSeq());
+        }
+        assertEquals(List.of(1L, 2L, 3L), seqs.stream().sorted().toList(), "dense, gap-free seqs: " + seqs);
+        assertEquals(3, storage.getMaxCommitSeq(partition));
+        for (String row : List.of("r0", "r1", "r3")) {
+            assertTrue(Reads.row(storage, partition, "tasks", row).isPresent(), row);
+        }
+        assertTrue(Reads.row(storage, partition, "tasks", "written-first").isEmpty(),
+                "the vetoed commit's write made before the veto is rolled back");
+        assertEquals(StoredStatus.REJECTED, StoredStatus.of(storage, partition, "client-v2", "v2"));
+        assertEquals(StoredStatus.APPLIED, StoredStatus.of(storage, partition, "client-v1", "v1"));
+    }
+
+    @Test @Timeout(60)
     void anInfrastructureFailureOfAGroupIsRetriedRequestByRequestAndFailsOnlyItsOwn() throws Exception {
         String partition = EmbeddedPostgresSupport.partition("group-fail");
         AtomicInteger transactions = new AtomicInteger();
