@@ -142,6 +142,20 @@ class PushGroupTest {
         return p.outcomes().get(0).result();
     }
 
+    /** Each of {@code ids} applied, their seqs exactly 1..n (dense, gap-free), and the partition's head at n. */
+    private static void assertAppliedWithDenseSeqs(Map<String, PushProcessor.Pushed> results, String partition,
+                                                   String... ids) {
+        List<Long> seqs = new ArrayList<>();
+        List<Long> expected = new ArrayList<>();
+        for (String id : ids) {
+            assertEquals(PushResult.Status.APPLIED, result(results, id).status(), id);
+            seqs.add(result(results, id).commitSeq());
+            expected.add((long) expected.size() + 1);
+        }
+        assertEquals(expected, seqs.stream().sorted().toList(), "dense, gap-free seqs: " + seqs);
+        assertEquals(ids.length, storage.getMaxCommitSeq(partition));
+    }
+
     @Test @Timeout(60)
     void requestsQueuedBehindALeaderAreAppliedAsOneGroupWithDenseSeqsAndOneRejectionCostsOnlyItsCommit()
             throws Exception {
@@ -248,13 +262,7 @@ class PushGroupTest {
             assertTrue(failed instanceof PushResult.OpError, rejected::toString);
             assertEquals(1, failed.opIndex(), "the refused operation, not its commit's first");
             assertEquals(ErrorCode.SYNC_CONSTRAINT_VIOLATION.wire(), ((PushResult.OpError) failed).code());
-            List<Long> seqs = new ArrayList<>();
-            for (String id : List.of("c0", "c1", "c3")) {
-                assertEquals(PushResult.Status.APPLIED, result(results, id).status(), id);
-                seqs.add(result(results, id).commitSeq());
-            }
-            assertEquals(List.of(1L, 2L, 3L), seqs.stream().sorted().toList(), "dense, gap-free seqs: " + seqs);
-            assertEquals(3, storage.getMaxCommitSeq(partition));
+            assertAppliedWithDenseSeqs(results, partition, "c0", "c1", "c3");
             assertTrue(Reads.row(storage, partition, "tasks", "ok2").isEmpty(), "nothing of the rejected commit");
             assertEquals(StoredStatus.REJECTED, StoredStatus.of(storage, partition, "client-c2", "c2"));
         } finally {
@@ -291,13 +299,7 @@ class PushGroupTest {
         PushResult rejected = result(results, "v2");
         assertEquals(PushResult.Status.REJECTED, rejected.status());
         assertEquals(1, rejected.results().get(rejected.results().size() - 1).opIndex());
-        List<Long> seqs = new ArrayList<>();
-        for (String id : List.of("v0", "v1", "v3")) {
-            assertEquals(PushResult.Status.APPLIED, result(results, id).status(), id);
-            seqs.add(result(results, id).commitSeq());
-        }
-        assertEquals(List.of(1L, 2L, 3L), seqs.stream().sorted().toList(), "dense, gap-free seqs: " + seqs);
-        assertEquals(3, storage.getMaxCommitSeq(partition));
+        assertAppliedWithDenseSeqs(results, partition, "v0", "v1", "v3");
         for (String row : List.of("r0", "r1", "r3")) {
             assertTrue(Reads.row(storage, partition, "tasks", row).isPresent(), row);
         }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -74,7 +73,7 @@ class RoundTripBudgetTest {
                             commits.incrementAndGet();
                             roundTrips.incrementAndGet();
                         }
-                        Object result = invoke(c, m, args);
+                        Object result = StorageHooks.invoke(c, m, args);
                         if (result instanceof Statement s && m.getName().startsWith("prepare")) {
                             return statement(s);
                         }
@@ -87,16 +86,8 @@ class RoundTripBudgetTest {
                     : Statement.class;
             return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, m, args) -> {
                 if (m.getName().startsWith("execute")) roundTrips.incrementAndGet();
-                return invoke(s, m, args);
+                return StorageHooks.invoke(s, m, args);
             });
-        }
-
-        private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
-            try {
-                return m.invoke(target, args);
-            } catch (InvocationTargetException e) {
-                throw e.getCause();
-            }
         }
 
         @Override public Connection getConnection(String u, String p) throws SQLException { return getConnection(); }

@@ -66,7 +66,8 @@ final class StorageHooks {
                 });
     }
 
-    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
+    /** Calls {@code m} on {@code target}, rethrowing what the method itself threw. */
+    static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
         try {
             return m.invoke(target, args);
         } catch (InvocationTargetException e) {

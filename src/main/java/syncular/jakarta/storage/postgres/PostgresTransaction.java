@@ -26,7 +26,6 @@ import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageTransaction;
-import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
 
@@ -463,39 +462,8 @@ final class PostgresTransaction implements StorageTransaction {
         }
         List<Statement> before = new ArrayList<>();
         for (RowWrite w : writes) before.add(writeStatement(w));
-        int n = commit.changes().size();
-        Integer[] idx = new Integer[n];
-        String[] tbl = new String[n];
-        String[] rowId = new String[n];
-        Short[] op = new Short[n];
-        Long[] rowVersion = new Long[n];
-        String[] scopes = new String[n];
-        byte[][] payload = new byte[n][];
-        // SPEC §3.1: the commit → scope inverted index; one entry per (table, var, value) of the commit
-        Set<List<String>> scopeKeys = new LinkedHashSet<>();
-        for (int k = 0; k < n; k++) {
-            StoredChange ch = commit.changes().get(k);
-            idx[k] = k;
-            tbl[k] = ch.table();
-            rowId[k] = ch.rowId();
-            op[k] = (short) ch.op().code();
-            rowVersion[k] = ch.rowVersion();
-            scopes[k] = StoredJson.scopes(ch.scopes());
-            payload[k] = ch.payload();
-            for (Map.Entry<String, String> e : ch.scopes().entrySet()) {
-                scopeKeys.add(List.of(ch.table(), e.getKey(), e.getValue()));
-            }
-        }
-        String[] sTbl = new String[scopeKeys.size()];
-        String[] sVar = new String[scopeKeys.size()];
-        String[] sVal = new String[scopeKeys.size()];
-        int k = 0;
-        for (List<String> key : scopeKeys) {
-            sTbl[k] = key.get(0);
-            sVar[k] = key.get(1);
-            sVal[k] = key.get(2);
-            k++;
-        }
+        ChangeArrays changes = new ChangeArrays();
+        changes.add(0, commit);   // the seq comes from the statement's own commit row
         CommitLogSql.Numbering numbering = !locked ? CommitLogSql.Numbering.ALLOCATE
                 : deferHead ? CommitLogSql.Numbering.GIVEN : CommitLogSql.Numbering.GIVEN_AND_PUBLISH;
         long given = head + 1;
@@ -517,18 +485,8 @@ final class PostgresTransaction implements StorageTransaction {
             ps.setString(i++, commit.actorId());
             ps.setLong(i++, commit.createdAtMs());
             ps.setLong(i++, writerVersion);
-            ps.setString(i++, partition);
-            ps.setArray(i++, c.createArrayOf("int4", idx));
-            ps.setArray(i++, c.createArrayOf("text", tbl));
-            ps.setArray(i++, c.createArrayOf("text", rowId));
-            ps.setArray(i++, c.createArrayOf("int2", op));
-            ps.setArray(i++, c.createArrayOf("int8", rowVersion));
-            ps.setArray(i++, c.createArrayOf("text", scopes));
-            ps.setArray(i++, c.createArrayOf("bytea", payload));
-            ps.setString(i++, partition);
-            ps.setArray(i++, c.createArrayOf("text", sTbl));
-            ps.setArray(i++, c.createArrayOf("text", sVar));
-            ps.setArray(i++, c.createArrayOf("text", sVal));
+            i = changes.bindChanges(ps, i, partition, false);
+            i = changes.bindScopes(ps, i, partition, false);
             if (applied != null) {
                 ps.setString(i++, partition);
                 ps.setString(i++, commit.clientId());
@@ -560,18 +518,22 @@ final class PostgresTransaction implements StorageTransaction {
     @Override
     public void putPushResult(String clientId, String clientCommitId, StoredPushResult result) {
         String json = StoredJson.pushResult(result);
-        Binder binder = (ps, i) -> {
+        if (staging()) {
+            staged.result(clientId, clientCommitId, json);
+        } else {
+            write(CommitLogSql.PUT_PUSH_RESULT, pushResult(clientId, clientCommitId, json), IGNORE);
+        }
+    }
+
+    /** Binds {@link CommitLogSql#PUT_PUSH_RESULT}. */
+    private Binder pushResult(String clientId, String clientCommitId, String json) {
+        return (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, clientId);
             ps.setString(i++, clientCommitId);
             ps.setString(i++, json);
             return i;
         };
-        if (staging()) {
-            staged.result(clientId, clientCommitId, json);
-        } else {
-            write(CommitLogSql.PUT_PUSH_RESULT, binder, IGNORE);
-        }
     }
 
     @Override
@@ -583,17 +545,10 @@ final class PostgresTransaction implements StorageTransaction {
         String json = StoredJson.pushResult(rejected);
         // a candidate that wrote nothing yet has nothing to roll back: its savepoint was never taken
         String undo = candidateSaved ? CommitLogSql.ROLLBACK_TO_PUSH_SAVEPOINT + ";\n" : "";
-        Binder binder = (ps, i) -> {
-            ps.setString(i++, partition);
-            ps.setString(i++, clientId);
-            ps.setString(i++, clientCommitId);
-            ps.setString(i++, json);
-            return i;
-        };
         if (staging() && undo.isEmpty()) {
             staged.result(clientId, clientCommitId, json);
         } else {   // a rollback runs at once; whatever is staged then was staged after its savepoint
-            run(undo + CommitLogSql.PUT_PUSH_RESULT, binder, IGNORE);
+            run(undo + CommitLogSql.PUT_PUSH_RESULT, pushResult(clientId, clientCommitId, json), IGNORE);
         }
         if (candidateSaved) savepoint = false;
         candidateSaved = true;   // the rejected candidate is complete; the next one starts with nextCandidate()

@@ -268,12 +268,7 @@ final class RowTable {
                 case BYTES, CRDT -> new byte[n][];
             };
             for (int r = 0; r < n; r++) {
-                Object v = values[r][k];
-                column[r] = v == null ? null : switch (type) {
-                    case STRING, BLOB_REF -> textProjection((String) v);
-                    case JSON -> jsonProjection((String) v);
-                    default -> v;
-                };
+                column[r] = projected(type, values[r][k]);
             }
             ps.setArray(i++, c.createArrayOf(arrayType(type), column));
         }
@@ -379,15 +374,25 @@ final class RowTable {
             });
             return i + 1;
         }
+        Object p = projected(type, v);
         switch (type) {
-            case STRING, BLOB_REF -> ps.setString(i, textProjection((String) v));
-            case INTEGER -> ps.setLong(i, (Long) v);
-            case FLOAT -> ps.setDouble(i, (Double) v);
-            case BOOLEAN -> ps.setBoolean(i, (Boolean) v);
-            case JSON -> ps.setString(i, jsonProjection((String) v));
-            case BYTES, CRDT -> ps.setBytes(i, (byte[]) v);
+            case STRING, BLOB_REF, JSON -> ps.setString(i, (String) p);
+            case INTEGER -> ps.setLong(i, (Long) p);
+            case FLOAT -> ps.setDouble(i, (Double) p);
+            case BOOLEAN -> ps.setBoolean(i, (Boolean) p);
+            case BYTES, CRDT -> ps.setBytes(i, (byte[]) p);
         }
         return i + 1;
+    }
+
+    /** The value a projection column stores for a decoded {@code v} (see the class comment); null stays null. */
+    static Object projected(TypeTag type, Object v) {
+        if (v == null) return null;
+        return switch (type) {
+            case STRING, BLOB_REF -> textProjection((String) v);
+            case JSON -> jsonProjection((String) v);
+            default -> v;
+        };
     }
 
     /** TEXT cannot hold U+0000. */

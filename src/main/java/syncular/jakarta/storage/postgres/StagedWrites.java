@@ -5,13 +5,10 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.RowWrite;
-import syncular.jakarta.storage.StoredChange;
 
 /**
  * The writes a push group stages under the partition lock ({@link PostgresTransaction}'s class comment), kept so
@@ -150,18 +147,7 @@ final class StagedWrites {
             String[] clientCommitId = new String[n];
             String[] actorId = new String[n];
             Long[] createdAt = new Long[n];
-            List<Long> chSeq = new ArrayList<>();
-            List<Integer> chIdx = new ArrayList<>();
-            List<String> chTbl = new ArrayList<>();
-            List<String> chRow = new ArrayList<>();
-            List<Short> chOp = new ArrayList<>();
-            List<Long> chVersion = new ArrayList<>();
-            List<String> chScopes = new ArrayList<>();
-            List<byte[]> chPayload = new ArrayList<>();
-            List<String> sTbl = new ArrayList<>();
-            List<String> sVar = new ArrayList<>();
-            List<String> sVal = new ArrayList<>();
-            List<Long> sSeq = new ArrayList<>();
+            ChangeArrays changes = new ChangeArrays();
             long head = 0;
             for (int k = 0; k < n; k++) {
                 Commit staged = commits.get(k);
@@ -172,28 +158,7 @@ final class StagedWrites {
                 clientCommitId[k] = commit.clientCommitId();
                 actorId[k] = commit.actorId();
                 createdAt[k] = commit.createdAtMs();
-                // SPEC §3.1: the commit → scope inverted index; one entry per (table, var, value) of the commit
-                Set<List<String>> scopeKeys = new LinkedHashSet<>();
-                for (int x = 0; x < commit.changes().size(); x++) {
-                    StoredChange ch = commit.changes().get(x);
-                    chSeq.add(staged.seq());
-                    chIdx.add(x);
-                    chTbl.add(ch.table());
-                    chRow.add(ch.rowId());
-                    chOp.add((short) ch.op().code());
-                    chVersion.add(ch.rowVersion());
-                    chScopes.add(StoredJson.scopes(ch.scopes()));
-                    chPayload.add(ch.payload());
-                    for (Map.Entry<String, String> e : ch.scopes().entrySet()) {
-                        scopeKeys.add(List.of(ch.table(), e.getKey(), e.getValue()));
-                    }
-                }
-                for (List<String> key : scopeKeys) {
-                    sTbl.add(key.get(0));
-                    sVar.add(key.get(1));
-                    sVal.add(key.get(2));
-                    sSeq.add(staged.seq());
-                }
+                changes.add(staged.seq(), commit);
             }
             ps.setString(i++, partition);
             ps.setLong(i++, writerVersion);
@@ -202,20 +167,8 @@ final class StagedWrites {
             ps.setArray(i++, c.createArrayOf("text", clientCommitId));
             ps.setArray(i++, c.createArrayOf("text", actorId));
             ps.setArray(i++, c.createArrayOf("int8", createdAt));
-            ps.setString(i++, partition);
-            ps.setArray(i++, c.createArrayOf("int8", chSeq.toArray()));
-            ps.setArray(i++, c.createArrayOf("int4", chIdx.toArray()));
-            ps.setArray(i++, c.createArrayOf("text", chTbl.toArray()));
-            ps.setArray(i++, c.createArrayOf("text", chRow.toArray()));
-            ps.setArray(i++, c.createArrayOf("int2", chOp.toArray()));
-            ps.setArray(i++, c.createArrayOf("int8", chVersion.toArray()));
-            ps.setArray(i++, c.createArrayOf("text", chScopes.toArray()));
-            ps.setArray(i++, c.createArrayOf("bytea", chPayload.toArray(new byte[0][])));
-            ps.setString(i++, partition);
-            ps.setArray(i++, c.createArrayOf("text", sTbl.toArray()));
-            ps.setArray(i++, c.createArrayOf("text", sVar.toArray()));
-            ps.setArray(i++, c.createArrayOf("text", sVal.toArray()));
-            ps.setArray(i++, c.createArrayOf("int8", sSeq.toArray()));
+            i = changes.bindChanges(ps, i, partition, true);
+            i = changes.bindScopes(ps, i, partition, true);
             i = bindResults(ps, i, partition, results);
             ps.setLong(i++, head);
             ps.setString(i++, partition);
