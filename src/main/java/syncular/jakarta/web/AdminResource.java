@@ -62,8 +62,8 @@ public class AdminResource {
                     "the server is starting or its database is unreachable", null);
         }
         List<Map<String, Object>> rotated = new ArrayList<>();
-        for (PartitionRegistryEntry e : LogEpochs.rotateAfterRestore(parts.storage(), parts.clock(),
-                partition == null || partition.isEmpty() ? null : partition)) {
+        // an empty ?partition= names no partition (404), it never widens to all of them
+        for (PartitionRegistryEntry e : LogEpochs.rotateAfterRestore(parts.storage(), parts.clock(), partition)) {
             Map<String, Object> one = new LinkedHashMap<>();
             one.put("partition", e.partition());
             one.put("logEpoch", e.logEpoch());

@@ -88,10 +88,15 @@ class LogEpochRotationIT extends DatabaseIsolation {
     }
 
     @Test
-    void anUnknownPartitionIsNotFoundAndRotatesNothing() throws Exception {
-        HttpResponse<String> r = post(rotate("?partition=no-such-partition"), "admin1", "Adm1n!pass");
-        assertEquals(404, r.statusCode(), r.body());
-        assertTrue(r.body().contains("\"code\":\"sync.not_found\""), r.body());
+    void anUnknownOrEmptyPartitionIsNotFoundAndRotatesNothing() throws Exception {
+        SyncTestClient client = new SyncTestClient(base.toURI(), "client-restore", "restore-unknown");
+        String epoch = header(client, null).logEpoch();
+        for (String query : List.of("?partition=no-such-partition", "?partition=")) {
+            HttpResponse<String> r = post(rotate(query), "admin1", "Adm1n!pass");
+            assertEquals(404, r.statusCode(), query + ": " + r.body());
+            assertTrue(r.body().contains("\"code\":\"sync.not_found\""), r.body());
+        }
+        assertFalse(header(client, epoch).resetRequired(), "the partition's epoch was not rotated");
     }
 
     @Test
