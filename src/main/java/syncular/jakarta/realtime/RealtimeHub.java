@@ -142,14 +142,16 @@ public final class RealtimeHub implements CommitFeed.Listener {
         // hello is queued first, so nothing the session is sent can overtake it
         session.send(new RealtimeControl.Hello(RealtimeControl.PROTOCOL_VERSION, session.sessionId,
                 identity.actorId(), clientId, cursor, latest, record.isEmpty() || cursor < latest, now));
-        byPartition.computeIfAbsent(partition, p -> ConcurrentHashMap.newKeySet()).add(session);
+        // joining the partition and taking the snapshot is one step under the presence lock: a peer's join fanned
+        // out in between would otherwise reach the session twice, once live and once in the snapshot
+        synchronized (presenceLock) {
+            byPartition.computeIfAbsent(partition, p -> ConcurrentHashMap.newKeySet()).add(session);
+            for (String key : session.scopeKeys()) snapshot(session, key, now);
+        }
         try {
             // a commit fanned out between the latestCursor read and the registration reached no one: §8.2 says wake
             long after = ctx.storage().getMaxCommitSeq(partition);
             if (after > latest) session.missed(after, now);
-            synchronized (presenceLock) {
-                for (String key : session.scopeKeys()) snapshot(session, key, now);
-            }
         } catch (RuntimeException e) {
             // unregistered here, so disconnect does not release the slot too: connect's caller does that once
             byPartition.get(partition).remove(session);
@@ -192,7 +194,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
         try {
             allowed = ctx.resolver().resolveScopes(identity);
         } catch (RuntimeException e) {
-            allowed = null;   // §7.3.3: an outage registers nothing; the next round re-registers
+            allowed = null;   // §3.2 rule 5, §7.3.3: a failure or an outage registers nothing; the next round re-registers
         }
         List<Registration> out = new ArrayList<>();
         for (ClientSubscription s : record.map(ClientRecord::subscriptions).orElse(List.of())) {

@@ -264,9 +264,14 @@ class RealtimeHardeningIT extends DatabaseIsolation {
             RealtimeTestSocket presence = again.getNow(null);
             assertTrue(presence != null, "a released slot must admit a new socket");
             held.add(presence);
-            // presence: 5 publishes a second per socket; a flood closes it
+            // presence: 5 publishes a second per socket; a flood closes it. Each send is awaited: the JDK client
+            // fails a send issued while the previous one is outstanding, so an unawaited loop may flood nothing
             for (int i = 0; i < 50 && !presence.closed.isDone(); i++) {
-                presence.ws.sendText("{\"event\":\"presence\",\"data\":{\"scopeKey\":\"list:x\",\"doc\":{}}}", true);
+                try {
+                    presence.send("{\"event\":\"presence\",\"data\":{\"scopeKey\":\"list:x\",\"doc\":{}}}");
+                } catch (ExecutionException closedWhileSending) {
+                    break;   // the server closed first; the close code below is the verdict
+                }
             }
             assertEquals("1013 sync.rate_limited", presence.awaitClose(30));
         } finally {
