@@ -265,6 +265,18 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
     }
 
+    /**
+     * The partition's log epoch was rotated (SPEC §2.1: a backup restore), on this node or another: every session
+     * holds a cursor, a head and an epoch of the old log, so each is closed 1012 (service restart) and reconnects to
+     * the restored one. Its next round carries the old epoch and is answered {@code resetRequired}.
+     */
+    @Override
+    public void rewound(String partition) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) return;
+        for (RealtimeSession s : List.copyOf(sessions)) s.close(RealtimeSession.SERVICE_RESTART, "log epoch rotated");
+    }
+
     /** The retention pass moved {@code partition}'s horizon: sessions left behind it get a reset-required wake. */
     public void horizonAdvanced(String partition, long horizonSeq) {
         Set<RealtimeSession> sessions = byPartition.get(partition);

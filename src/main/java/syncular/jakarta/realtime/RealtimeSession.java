@@ -43,6 +43,7 @@ public final class RealtimeSession {
     static final int GOING_AWAY = 1001;
     static final int POLICY_VIOLATION = 1008;
     static final int TRY_AGAIN_LATER = 1013;
+    static final int SERVICE_RESTART = 1012;
     /** Response chunks on the socket (§8.7 leaves the split to the server). */
     static final int ROUND_CHUNK_BYTES = 64 * 1024;
     /** How long a round's END waits for the commit feed to bring back the round's own commits (see round()). */

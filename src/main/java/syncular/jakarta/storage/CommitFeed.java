@@ -21,6 +21,12 @@ public interface CommitFeed extends AutoCloseable {
 
         /** Commits of {@code partition} up to {@code throughSeq} were not (and will not be) reported one by one. */
         void missed(String partition, long throughSeq);
+
+        /**
+         * {@code partition}'s log epoch was rotated (SPEC §2.1, after a backup restore): its log may have gone back
+         * in time, so what anyone knew of its seqs is void. Reporting resumes from the partition's current head.
+         */
+        void rewound(String partition);
     }
 
     /** Delivers to {@code listener} until {@link #close}; reconnects with backoff after connection failures. */

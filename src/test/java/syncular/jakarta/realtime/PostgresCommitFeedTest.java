@@ -62,6 +62,9 @@ class PostgresCommitFeedTest {
 
             @Override
             public void missed(String partition, long throughSeq) { seen.add(partition + ":missed:" + throughSeq); }
+
+            @Override
+            public void rewound(String partition) { seen.add(partition + ":rewound"); }
         }));
         thread.start();
         awaitListening();
@@ -114,6 +117,37 @@ class PostgresCommitFeedTest {
         assertTrue(feed.readCommit(p, s3 + 1).isEmpty());
     }
 
+    @Test
+    void aRotatedLogEpochRewindsTheFeedSoCommitsOfTheRestoredLogAreReported() throws Exception {
+        String p = EmbeddedPostgresSupport.partition("rewind");
+        storage.touchPartition(p, 1L, "epoch-before");
+        long s1 = push(p, "r1");
+        push(p, "r2");
+        push(p, "r3");
+        assertEquals(3, take(3).size());
+        // what a restore of a backup taken after r1 leaves: the log ends at s1 again
+        try (Connection c = DriverManager.getConnection(db.url(), "postgres", "");
+             PreparedStatement head = c.prepareStatement("UPDATE sync_partitions SET max_commit_seq = ?"
+                     + " WHERE partition = ?")) {
+            for (String table : List.of("sync_commits", "sync_changes", "sync_change_scopes")) {
+                try (PreparedStatement later = c.prepareStatement("DELETE FROM " + table + " WHERE partition = ?"
+                        + " AND commit_seq > ?")) {
+                    later.setString(1, p);
+                    later.setLong(2, s1);
+                    later.executeUpdate();
+                }
+            }
+            head.setLong(1, s1);
+            head.setString(2, p);
+            head.executeUpdate();
+        }
+        storage.rotatePartitionLogEpoch(p, "epoch-after", 2L);
+        assertEquals(List.of(p + ":rewound"), take(1), "every node's feed hears of the rotation");
+        long next = push(p, "r4");
+        assertEquals(s1 + 1, next, "the restored log goes on from its own head");
+        assertEquals(List.of(p + ":" + next), take(1), "a seq the old log had already passed is reported again");
+    }
+
     /** A pool's connection handle that, like WildFly's for a module driver, does not unwrap to our PGConnection. */
     public interface ForeignPoolConnection extends java.sql.Connection {
         java.sql.Connection getUnderlyingConnection();
@@ -144,6 +178,9 @@ class PostgresCommitFeedTest {
 
             @Override
             public void missed(String partition, long throughSeq) { got.add(partition + ":missed:" + throughSeq); }
+
+            @Override
+            public void rewound(String partition) { got.add(partition + ":rewound"); }
         }));
         t.start();
         try {

@@ -41,6 +41,9 @@ public final class PostgresCommitFeed implements CommitFeed {
 
     static final String LISTEN = "LISTEN " + CHANNEL;
     static final String POSITIONS = "SELECT partition, max_commit_seq FROM sync_partitions";
+    /** The notice suffix of a log-epoch rotation ({@code partition:rewound}); a seq is always digits. */
+    static final String REWOUND = ":rewound";
+    private static final String HEAD = "SELECT max_commit_seq FROM sync_partitions WHERE partition = ?";
     static final String READ_COMMIT = """
             SELECT c.created_at_ms, c.actor_id, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload
               FROM sync_commits c
@@ -104,7 +107,7 @@ public final class PostgresCommitFeed implements CommitFeed {
                         positions.clear();
                     }
                     for (String[] n : notices) {
-                        if (CHANNEL.equals(n[0])) notice(n[1], listener);
+                        if (CHANNEL.equals(n[0])) notice(c, n[1], listener);
                     }
                 }
             } catch (SQLException | RuntimeException e) {
@@ -134,7 +137,11 @@ public final class PostgresCommitFeed implements CommitFeed {
         for (Map.Entry<String, Long> e : maxima.entrySet()) advance(e.getKey(), e.getValue(), listener);
     }
 
-    private void notice(String payload, Listener listener) {
+    private void notice(Connection c, String payload, Listener listener) throws SQLException {
+        if (payload != null && payload.endsWith(REWOUND) && payload.length() > REWOUND.length()) {
+            rewound(c, payload.substring(0, payload.length() - REWOUND.length()), listener);
+            return;
+        }
         int colon = payload == null ? -1 : payload.lastIndexOf(':');   // a partition may itself contain ':'
         if (colon <= 0) return;
         long seq;
@@ -144,6 +151,23 @@ public final class PostgresCommitFeed implements CommitFeed {
             return;   // not ours: someone else NOTIFYing on the channel
         }
         advance(payload.substring(0, colon), seq, listener);
+    }
+
+    /** A rotated log epoch: the position restarts at the partition's current head, and the listener is told. */
+    private void rewound(Connection c, String partition, Listener listener) throws SQLException {
+        long head = 0;
+        try (PreparedStatement ps = c.prepareStatement(HEAD)) {
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) head = rs.getLong(1);
+            }
+        }
+        positions.put(partition, head);
+        try {
+            listener.rewound(partition);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "commit feed listener failed on the rewind of " + partition, e);
+        }
     }
 
     /** Reports every seq above the partition's position through {@code seq}, then moves the position. */

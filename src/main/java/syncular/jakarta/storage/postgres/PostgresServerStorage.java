@@ -208,12 +208,14 @@ public final class PostgresServerStorage implements ServerStorage {
         return new PartitionRegistryEntry(partition, rs.getString(1), rs.getBoolean(2), rs.getLong(3));
     }
 
+    /** The rotation, and its notice to every node's commit feed (delivered at commit): the log may have rewound. */
     static final String ROTATE_EPOCH = """
             INSERT INTO sync_partition_registry(partition, log_epoch, epoch_required, last_authenticated_at_ms)
             VALUES (?, ?, TRUE, ?)
             ON CONFLICT (partition) DO UPDATE SET log_epoch = EXCLUDED.log_epoch, epoch_required = TRUE,
                                                   last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms;
-            DELETE FROM sync_clients WHERE partition = ?""";
+            DELETE FROM sync_clients WHERE partition = ?;
+            """ + "SELECT pg_notify('" + PostgresCommitFeed.CHANNEL + "', ? || '" + PostgresCommitFeed.REWOUND + "')";
 
     @Override
     public PartitionRegistryEntry touchPartition(String partition, long authenticatedAtMs, String initialLogEpoch) {
@@ -236,6 +238,7 @@ public final class PostgresServerStorage implements ServerStorage {
                 ps.setString(2, logEpoch);
                 ps.setLong(3, authenticatedAtMs);
                 ps.setString(4, partition);
+                ps.setString(5, partition);
                 ps.execute();
             }
             return new PartitionRegistryEntry(partition, logEpoch, true, authenticatedAtMs);
