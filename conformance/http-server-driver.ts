@@ -129,6 +129,22 @@ class HttpServerInstance implements ServerInstance {
     await control('POST', 'resolver', { outage });
   }
 
+  async revokeLease(leaseId: string): Promise<void> {
+    await control('POST', 'leases/revoke', { leaseId });
+  }
+
+  async captureBackup(): Promise<void> {
+    await control('POST', 'backup/capture', {});
+  }
+
+  async restoreBackup(): Promise<void> {
+    await control('POST', 'backup/restore', {});
+  }
+
+  async failNextIdempotencyLookup(): Promise<void> {
+    await control('POST', 'faults/idempotency-lookup', {});
+  }
+
   async advanceClock(ms: number): Promise<void> {
     await control('POST', 'clock/advance', { ms });
   }

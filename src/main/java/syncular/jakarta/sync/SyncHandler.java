@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import syncular.jakarta.host.AuthorityUnavailable;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
@@ -26,6 +27,7 @@ import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.ErrorFrame;
+import syncular.jakarta.wire.Lease;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.ReqHeader;
@@ -53,12 +55,18 @@ public final class SyncHandler {
     private final PushProcessor push;
     private final PullProcessor pull;
     private final PartitionAdmission admission;
+    private final Leases leases;
 
-    /** {@code validation}: the host's §6.7/§6.8 validators, run inside each push commit's transaction. */
+    /**
+     * {@code validation}: the host's §6.7/§6.8 validators, run inside each push commit's transaction; {@code leases}:
+     * the §7.3 auth leases, or {@link Leases#OFF}.
+     */
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
-                       SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation) {
+                       SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
+                       Leases leases) {
         this.admission = new PartitionAdmission(settings.admission());
+        this.leases = leases;
         this.storage = storage;
         this.schema = schema;
         this.declarations = declarations;
@@ -163,7 +171,8 @@ public final class SyncHandler {
         StorableInput.checkRequest(request);   // before any read binds another request field
         Optional<ClientRecord> previous = validateRequest(identity, pre.clientRecord(), header, pushes, pullHeader,
                 subscriptions, running);
-        Map<String, List<String>> allowed = resolveOnce(identity, running);
+        Resolution resolution = resolveOnce(identity, header.clientId(), running);
+        Map<String, List<String>> allowed = resolution.allowed();
         List<PullProcessor.Plan> plans = new ArrayList<>();
         for (Subscription s : subscriptions) {
             TableSchema table = running.table(s.table()).orElseThrow();
@@ -171,6 +180,7 @@ public final class SyncHandler {
         }
 
         frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), false));
+        resolution.lease().ifPresent(frames::add);   // §7.3.2: right after RESP_HEADER
         List<Long> applied = new ArrayList<>();
         Optional<ClientRecord> record = Optional.empty();
         try {
@@ -294,17 +304,28 @@ public final class SyncHandler {
         return record;
     }
 
-    /** §3.2: one resolver call per request; a throw fails closed (null = revoke reads, forbid writes). */
-    private Map<String, List<String>> resolveOnce(Identity identity, CompiledSchema running) {
+    /** The allowed scopes a request runs with (null: fail closed), and the LEASE frame it answers, if any. */
+    private record Resolution(Map<String, List<String>> allowed, Optional<Lease> lease) { }
+
+    /**
+     * §3.2: one resolver call per request; a throw fails closed (null = revoke reads, forbid writes). §7.3.3: a live
+     * answer issues or slides the client's lease; an outage signal authorizes against the stored lease (no refresh)
+     * or fails the request with the lease error.
+     */
+    private Resolution resolveOnce(Identity identity, String clientId, CompiledSchema running) {
         Map<String, List<String>> allowed;
         try {
             allowed = resolver.resolveScopes(identity);
+        } catch (AuthorityUnavailable outage) {
+            Map<String, List<String>> leased = leases.authorize(identity, clientId, clock.nowMs());
+            Scopes.checkResolvedKeys(leased, running);
+            return new Resolution(leased, Optional.empty());
         } catch (RuntimeException e) {
-            return null;
+            return new Resolution(null, Optional.empty());
         }
-        if (allowed == null) return null;
+        if (allowed == null) return new Resolution(null, Optional.empty());
         Scopes.checkResolvedKeys(allowed, running);
-        return allowed;
+        return new Resolution(allowed, leases.issue(identity, clientId, allowed, clock.nowMs()));
     }
 
     /** §4.5/§8.1: the cursor watermark, the subscription list and the wire version per (partition, clientId). */

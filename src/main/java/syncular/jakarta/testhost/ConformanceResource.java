@@ -23,6 +23,7 @@ import syncular.jakarta.schema.SchemaException;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.postgres.PostgresConformanceSupport;
+import syncular.jakarta.sync.LogEpochs;
 import syncular.jakarta.sync.Retention;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncSettings;
@@ -77,9 +78,14 @@ public class ConformanceResource {
                             : number(l.get("segmentTtlMs"), "limits.segmentTtlMs"),
                     defaults.maxSubscriptionsPerRequest(), defaults.admission());
         }
+        long leaseTtl = 0;
+        if (req.get("leases") instanceof Map<?, ?> leases) {
+            leaseTtl = number(leases.get("ttlMs"), "leases.ttlMs");
+            if (leaseTtl <= 0) throw invalid("leases.ttlMs must be positive");
+        }
         synchronized (ConformanceResource.class) {
             new PostgresConformanceSupport(parts.dataSource()).wipe(parts.runner());
-            host.reset(partition, nowMs, limits);
+            host.reset(partition, nowMs, limits, leaseTtl);
             validators.clear();
             runtime.start(parts.config(), schema, parts.dataSource(), parts.runner());
             realtime.reset(req.get("limits") instanceof Map<?, ?> l && l.get("maxDeltaBytes") != null
@@ -117,6 +123,52 @@ public class ConformanceResource {
     public Response resolver(String body) {
         Map<String, Object> req = object(body);
         host.resolverFlags(bool(req.get("failing"), "failing"), bool(req.get("outage"), "outage"));
+        return ok(Map.of());
+    }
+
+    /** §7.3.4: the host revokes a lease of the current partition by id, {@code {leaseId}}. */
+    @POST
+    @Path("leases/revoke")
+    public Response revokeLease(String body) {
+        parts().leases().revoke(host.partition(), string(object(body).get("leaseId"), "leaseId"));
+        return ok(Map.of());
+    }
+
+    /** The catalog's {@code captureBackup}: the database as it is now, kept aside for {@link #restoreBackup}. */
+    @POST
+    @Path("backup/capture")
+    public Response captureBackup(String body) {
+        object(body);
+        SyncRuntime.Parts parts = parts();
+        new PostgresConformanceSupport(parts.dataSource()).captureBackup(parts.runner());
+        return ok(Map.of());
+    }
+
+    /**
+     * The catalog's {@code restoreBackup}, done as docs/operations.md tells an operator: the database goes back to
+     * the captured copy, then the partition's log epoch is rotated (SPEC §2.1) through the storage, which tells every
+     * node's commit feed; the runtime restarts on the restored database so no cache of the later log survives.
+     */
+    @POST
+    @Path("backup/restore")
+    public Response restoreBackup(String body) {
+        object(body);
+        SyncRuntime.Parts parts = parts();
+        synchronized (ConformanceResource.class) {
+            new PostgresConformanceSupport(parts.dataSource()).restoreBackup(parts.runner());
+            SyncRuntime.Parts restarted = runtime.start(parts.config(), parts.schema(), parts.dataSource(),
+                    parts.runner());
+            LogEpochs.rotateAfterRestore(restarted.storage(), restarted.clock(), host.partition());
+        }
+        return ok(Map.of());
+    }
+
+    /** §6.3: the next push's idempotency lookup fails as an unreadable stored result would. */
+    @POST
+    @Path("faults/idempotency-lookup")
+    public Response failNextIdempotencyLookup(String body) {
+        object(body);
+        host.failNextIdempotencyLookup();
         return ok(Map.of());
     }
 
@@ -293,7 +345,8 @@ public class ConformanceResource {
     }
 
     /** Only optional features that really work and whose control routes exist. */
-    private static List<String> capabilityNames() { return List.of("validators", "commit-validators"); }
+    private static List<String> capabilityNames() { return List.of("validators", "commit-validators", "leases", "idempotency-fault",
+            "backup-restore"); }
 
     private SyncRuntime.Parts parts() {
         return runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,

@@ -8,6 +8,7 @@ import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
@@ -26,7 +27,8 @@ import syncular.jakarta.wire.Json;
  * The operator surface: {@code GET admin/health} is readiness with each check's detail, and (RFC 0007, issue 7)
  * {@code GET admin/checkpoints} lists every checkpoint with its state,
  * watermark, pass position, observed rows, rate and ETA, plus whether this process serves, and
- * {@code POST admin/log-epochs} rotates the log epochs after a backup restore ({@link LogEpochs}). Protected twice, the
+ * {@code POST admin/log-epochs} rotates the log epochs after a backup restore ({@link LogEpochs}), and
+ * {@code POST admin/leases/{leaseId}/revoke} revokes an auth lease (SPEC §7.3.4). Protected twice, the
  * way both servers honour it (WILDFLY.md §5): the web.xml security constraint on {@code /admin/*} (401 without
  * credentials, 403 without the role) and {@code @RolesAllowed} enforced by the EJB container.
  */
@@ -71,6 +73,31 @@ public class AdminResource {
         }
         return Response.ok(Json.write(Map.of("rotated", rotated)), MediaType.APPLICATION_JSON)
                 .header("Cache-Control", "no-store").build();
+    }
+
+    /**
+     * SPEC §7.3.4: revokes the auth lease {@code leaseId} of {@code ?partition=} (required): the client's next
+     * lease-authorized round fails {@code sync.auth_lease_revoked}; its live rounds are unaffected and, once the
+     * resolver answers again, mint it a fresh lease. 404 {@code sync.not_found} for a lease the partition does not
+     * hold, or when leases are off.
+     */
+    @POST
+    @Path("leases/{leaseId}/revoke")
+    @Produces(MediaType.APPLICATION_JSON)
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED) // one statement in autocommit
+    public Response revokeLease(@PathParam("leaseId") String leaseId, @QueryParam("partition") String partition) {
+        SyncRuntime.Parts parts = runtime.parts().orElse(null);
+        if (parts == null) {
+            return ErrorBodies.of(503, ErrorCode.SYNC_SCHEMA_NOT_READY,
+                    "the server is starting or its database is unreachable", null);
+        }
+        if (partition == null || partition.isEmpty()) {
+            return ErrorBodies.of(400, ErrorCode.SYNC_INVALID_REQUEST, "?partition= names the lease's partition",
+                    null);
+        }
+        parts.leases().revoke(partition, leaseId);
+        return Response.ok(Json.write(Map.of("revoked", leaseId, "partition", partition)),
+                MediaType.APPLICATION_JSON).header("Cache-Control", "no-store").build();
     }
 
     @GET

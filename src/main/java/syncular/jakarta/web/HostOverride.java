@@ -4,6 +4,7 @@ import java.util.Optional;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.sync.SyncSettings;
 
 /**
@@ -19,4 +20,10 @@ public interface HostOverride {
 
     /** Limits given to the last reset, if any. */
     Optional<SyncSettings> settings();
+
+    /** The auth leases the last reset asked for ({@link SyncularConfig.LeaseSettings#OFF} when none). */
+    SyncularConfig.LeaseSettings leases();
+
+    /** The storage the sync handler uses: {@code storage} with the host's injectable storage faults around it. */
+    ServerStorage faults(ServerStorage storage);
 }

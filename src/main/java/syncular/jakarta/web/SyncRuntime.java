@@ -27,8 +27,10 @@ import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
 import syncular.jakarta.storage.SegmentStore;
+import syncular.jakarta.storage.postgres.PostgresLeaseStore;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.Leases;
 import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
 import syncular.jakarta.sync.SyncHandler;
@@ -72,7 +74,7 @@ public class SyncRuntime {
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
                         Authenticator authenticator, ScopeResolver resolver, Clock clock, DataSource dataSource,
                         TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload,
-                        Declarations declarations, BackfillRunner backfill) { }
+                        Declarations declarations, BackfillRunner backfill, Leases leases) { }
 
     /** The readiness check that is DOWN while the serve gate refuses this process (RFC 0007, issue 7). */
     static final String CHECK_SERVE_GATE = "serve-gate";
@@ -107,14 +109,25 @@ public class SyncRuntime {
         SyncSettings settings = override.flatMap(HostOverride::settings).orElse(config.limits().settings());
         PostgresSegmentStore segments = new PostgresSegmentStore(ds);
         segments.install();
-        SyncHandler handler = new SyncHandler(storage, () -> schema, declarations::current, resolver, clock, settings,
-                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation());
+        Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
+        ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
+        SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
+                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation(), leases);
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
-                new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize()));
+                new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize()), leases);
         parts = started;
         refreshServeGate();
         return started;
+    }
+
+    /** SPEC §7.3: the lease store in this database when a TTL is configured, else {@link Leases#OFF}. */
+    private static Leases leases(SyncularConfig.LeaseSettings settings, DataSource ds) {
+        if (!settings.enabled()) return Leases.OFF;
+        PostgresLeaseStore store = new PostgresLeaseStore(ds, settings.signingKey().orElseThrow());
+        store.install();
+        LOG.log(Level.INFO, "auth leases on: TTL " + settings.ttlMs() + " ms");
+        return new Leases(store, settings.ttlMs());
     }
 
     /**

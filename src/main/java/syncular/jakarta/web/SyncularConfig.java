@@ -30,11 +30,23 @@ import syncular.jakarta.sync.SyncSettings;
  * @param limits          {@code syncular.limits.*}: request, response and protocol limits
  * @param realtime        {@code syncular.realtime.*}: WebSocket limits, heartbeat, presence (SPEC §8)
  * @param backfill        {@code syncular.backfill.*}: the RFC 0007 backfill runner
+ * @param leases          {@code syncular.leases.*}: SPEC §7.3 auth leases, off unless a TTL is set
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
                              long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention,
-                             RealtimeSettings realtime, BackfillSettings backfill) {
+                             RealtimeSettings realtime, BackfillSettings backfill, LeaseSettings leases) {
+    /**
+     * {@code syncular.leases.*} (SPEC §7.3): {@code ttl-ms} is the sliding window of a client's auth lease; absent,
+     * leases are off and no LEASE frame is sent. With it, {@code signing-key} is required: the base64 of at least 32
+     * random bytes, the same on every node, under which lease records are signed at rest.
+     */
+    public record LeaseSettings(long ttlMs, Optional<byte[]> signingKey) {
+        public static final LeaseSettings OFF = new LeaseSettings(0, Optional.empty());
+
+        public boolean enabled() { return ttlMs > 0; }
+    }
+
     /**
      * {@code syncular.backfill.*} (issue 7): {@code enabled} (default true) runs this node's backfill timer (a
      * process with the runner off still declares its definitions and serves past them); {@code batch-size}
@@ -130,7 +142,32 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
-                limits(config), retention(config), realtime(config), backfill(config));
+                limits(config), retention(config), realtime(config), backfill(config), leases(config));
+    }
+
+    private static LeaseSettings leases(Config config) {
+        Optional<Long> ttl = parsed(config, "syncular.leases.ttl-ms", Long::parseLong, "a whole number of ms");
+        Optional<String> key = text(config, "syncular.leases.signing-key");
+        if (ttl.isEmpty()) {
+            if (key.isPresent()) {
+                throw new ConfigException("syncular.leases.signing-key is set but syncular.leases.ttl-ms is not:"
+                        + " set the TTL to turn auth leases on, or remove the key");
+            }
+            return LeaseSettings.OFF;
+        }
+        if (ttl.get() < 1000) throw new ConfigException("syncular.leases.ttl-ms must be at least 1000");
+        byte[] decoded;
+        try {
+            decoded = java.util.Base64.getDecoder().decode(key.orElseThrow(() -> new ConfigException(
+                    "syncular.leases.signing-key is required with syncular.leases.ttl-ms: the base64 of at least"
+                            + " 32 random bytes, the same on every node")));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("syncular.leases.signing-key must be base64");
+        }
+        if (decoded.length < 32) {
+            throw new ConfigException("syncular.leases.signing-key must decode to at least 32 bytes");
+        }
+        return new LeaseSettings(ttl.get(), Optional.of(decoded));
     }
 
     /** {@code syncular.realtime.*}; defaults in {@link RealtimeSettings#DEFAULTS}. */

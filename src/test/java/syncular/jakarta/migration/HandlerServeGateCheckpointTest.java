@@ -23,6 +23,7 @@ import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresCheckpoints;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.sync.Leases;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.sync.Validation;
@@ -73,7 +74,7 @@ class HandlerServeGateCheckpointTest {
         handler = new SyncHandler(storage, () -> v2, declarations::current, resolver, System::currentTimeMillis,
                 SyncSettings.DEFAULTS, (request, bytes) -> {
                     throw new AssertionError("no segment is published in these tests");
-                }, Validation.NONE);
+                }, Validation.NONE, Leases.OFF);
     }
 
     @AfterEach

@@ -28,6 +28,7 @@ import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.sync.Leases;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.sync.Validation;
@@ -73,7 +74,7 @@ class RealtimeHubTest {
         Node() {
             storage.ensureSchema(schema, List.of());
             handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, settings, null,
-                    Validation.NONE);
+                    Validation.NONE, Leases.OFF);
             feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
             RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20);
             hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS);

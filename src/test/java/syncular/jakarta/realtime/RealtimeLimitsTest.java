@@ -34,6 +34,7 @@ import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.sync.Leases;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.sync.Validation;
@@ -88,7 +89,7 @@ class RealtimeLimitsTest {
                         throw e.getCause();
                     }
                 });
-        handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, sync, null, Validation.NONE);
+        handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, sync, null, Validation.NONE, Leases.OFF);
         feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
         hub = hub(RealtimeSettings.DEFAULTS);
         feedThread = new Thread(() -> feed.run(hub));
@@ -259,7 +260,7 @@ class RealtimeLimitsTest {
         java.util.concurrent.atomic.AtomicReference<Map<String, List<String>>> grant =
                 new java.util.concurrent.atomic.AtomicReference<>(Map.of("project_id", List.of("p1")));
         ScopeResolver changing = identity -> grant.get();
-        SyncHandler h = new SyncHandler(storage, () -> schema, List::of, changing, clock, sync, null, Validation.NONE);
+        SyncHandler h = new SyncHandler(storage, () -> schema, List::of, changing, clock, sync, null, Validation.NONE, Leases.OFF);
         RealtimeHub.Context ctx = new RealtimeHub.Context(storage, h, schema, changing, clock, 1 << 20);
         RealtimeHub own = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS,
                 tick::get);

@@ -48,7 +48,7 @@ class ClientRecordReadTest {
                 identity -> Map.of("project_id", List.of("*")), () -> 1_000L, SyncSettings.DEFAULTS,
                 (request, bytes) -> {
                     throw new AssertionError("no segment is published here");
-                }, Validation.NONE);
+                }, Validation.NONE, Leases.OFF);
         String partition = EmbeddedPostgresSupport.partition("record-once");
         Identity actor = new Identity("actor-1", partition);
         Subscription sub = new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, -1, null);

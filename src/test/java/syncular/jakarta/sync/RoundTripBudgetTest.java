@@ -110,7 +110,7 @@ class RoundTripBudgetTest {
         return new SyncHandler(storage, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
                 () -> 1_000L, SyncSettings.DEFAULTS, (request, bytes) -> {
                     throw new AssertionError("no segment is published here");
-                }, Validation.NONE);
+                }, Validation.NONE, Leases.OFF);
     }
 
     @Test

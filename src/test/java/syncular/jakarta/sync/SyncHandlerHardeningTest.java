@@ -64,7 +64,7 @@ class SyncHandlerHardeningTest {
         return new SyncHandler(hooked(), () -> SCHEMA, List::of, identity -> ALL, () -> 1_000L, settings,
                 (request, bytes) -> {
                     throw new AssertionError("no segment is published in these tests");
-                }, Validation.NONE);
+                }, Validation.NONE, Leases.OFF);
     }
 
     private static PushCommit insert(String commitId, String rowId, String project) {

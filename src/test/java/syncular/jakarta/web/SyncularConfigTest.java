@@ -118,6 +118,31 @@ class SyncularConfigTest {
                 config(with("syncular.auth.websocket-token", "query"))).auth().websocketToken());
     }
 
+    @Test
+    void leasesAreOffByDefaultAndNeedAStrongKeyWhenOn() {
+        assertFalse(SyncularConfig.from(config(DB)).leases().enabled());
+        String key = java.util.Base64.getEncoder().encodeToString(new byte[32]);
+        Map<String, String> on = with("syncular.leases.ttl-ms", "900000");
+        on.put("syncular.leases.signing-key", key);
+        SyncularConfig.LeaseSettings leases = SyncularConfig.from(config(on)).leases();
+        assertTrue(leases.enabled());
+        assertEquals(900_000L, leases.ttlMs());
+        assertEquals(32, leases.signingKey().orElseThrow().length);
+
+        assertMessage(with("syncular.leases.ttl-ms", "900000"), "syncular.leases.signing-key is required with"
+                + " syncular.leases.ttl-ms: the base64 of at least 32 random bytes, the same on every node");
+        assertMessage(with("syncular.leases.signing-key", key), "syncular.leases.signing-key is set but"
+                + " syncular.leases.ttl-ms is not: set the TTL to turn auth leases on, or remove the key");
+        Map<String, String> shortKey = with("syncular.leases.ttl-ms", "900000");
+        shortKey.put("syncular.leases.signing-key", java.util.Base64.getEncoder().encodeToString(new byte[16]));
+        assertMessage(shortKey, "syncular.leases.signing-key must decode to at least 32 bytes");
+        Map<String, String> notBase64 = with("syncular.leases.ttl-ms", "900000");
+        notBase64.put("syncular.leases.signing-key", "not base64 at all!");
+        assertMessage(notBase64, "syncular.leases.signing-key must be base64");
+        assertMessage(with("syncular.leases.ttl-ms", "10"), "syncular.leases.ttl-ms must be at least 1000");
+        assertMessage(with("syncular.leases.ttl-ms", "soon"), "syncular.leases.ttl-ms must be a whole number of ms");
+    }
+
     private static Map<String, String> with(String key, String value) {
         Map<String, String> m = new HashMap<>(DB);
         m.put(key, value);
