@@ -1,33 +1,53 @@
 package syncular.jakarta.testhost;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.lang.System.Logger.Level;
+import java.math.BigDecimal;
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.eclipse.microprofile.config.ConfigProvider;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.AuthorityUnavailable;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.postgres.PostgresConformanceSupport;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.web.HostOverride;
+import syncular.jakarta.web.RealtimeService;
 import syncular.jakarta.web.SyncularConfig;
+import syncular.jakarta.wire.Json;
 
 /**
  * The host state a conformance suite controls (upstream {@code ServerDriver}): the partition of the last reset, each
- * actor's allowed scopes, resolver faults, the virtual clock and the reset's limits. Authentication is the
- * {@code X-Syncular-Actor} header (HTTP) or the {@code actor} query parameter (WebSocket). A resolver outage is the
- * §7.3.3 signal ({@link AuthorityUnavailable}), a failing resolver a plain throw. Thread-safe.
+ * actor's allowed scopes, resolver faults, the virtual clock, the reset's schema and limits, the installed validator
+ * rules and the lease key. Authentication is the {@code X-Syncular-Actor} header (HTTP) or the {@code actor} query
+ * parameter (WebSocket). A resolver outage is the §7.3.3 signal ({@link AuthorityUnavailable}), a failing resolver a
+ * plain throw.
+ *
+ * <p>Durable (issue 19): every change is written to the database the server serves from, and a process started on
+ * that database resumes it ({@link #resume}), so an external test can {@code kill -9} the server, start it again and
+ * carry on with the same partition, grants, clock and schema. Thread-safe.
  */
 @ApplicationScoped
 public class ConformanceHost implements HostOverride {
     public static final String ACTOR_HEADER = "X-Syncular-Actor";
+    private static final System.Logger LOG = System.getLogger(ConformanceHost.class.getName());
+
+    @Inject
+    ConformanceValidators validators;
+    @Inject
+    RealtimeService realtime;
 
     private final AtomicLong nowMs = new AtomicLong(System.currentTimeMillis());
     private final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
@@ -37,13 +57,18 @@ public class ConformanceHost implements HostOverride {
     private volatile SyncSettings settings;
     private volatile SyncularConfig.LeaseSettings leases = SyncularConfig.LeaseSettings.OFF;
     private final IdempotencyFault idempotencyFault = new IdempotencyFault();
-    /** Signs this process's lease records: the configured key, or one drawn at start-up. */
-    private final byte[] leaseKey = ConfigProvider.getConfig().getOptionalValue("syncular.leases.signing-key",
+    /** Signs lease records: the configured key, else one drawn once and kept in the durable state. */
+    private volatile byte[] leaseKey = ConfigProvider.getConfig().getOptionalValue("syncular.leases.signing-key",
             String.class).map(k -> Base64.getDecoder().decode(k.trim())).orElseGet(() -> {
                 byte[] k = new byte[32];
                 new SecureRandom().nextBytes(k);
                 return k;
             });
+    /** What the durable state keeps as the requests gave it: re-parsed on resume. */
+    private volatile Map<String, Object> resetRequest;
+    private volatile Object validatorsRequest;
+    private volatile Object commitValidatorRequest;
+    private volatile DataSource database;
     private volatile Boolean enabled;
 
     /** {@code syncular.conformance-host}, read once. */
@@ -58,36 +83,118 @@ public class ConformanceHost implements HostOverride {
     }
 
     /**
-     * Restores every host-control default, then applies the reset's partition, time, limits and lease TTL (0: leases
-     * off).
+     * Restores every host-control default, then applies the reset's partition, time, limits and lease TTL; the
+     * validators are cleared. Persisted.
      */
-    void reset(String newPartition, long startMs, SyncSettings limits, long leaseTtlMs) {
+    synchronized void reset(ConformanceResource.ResetSpec spec) {
+        apply(spec);
         allowed.clear();
         failing = false;
         outage = false;
+        validatorsRequest = null;
+        commitValidatorRequest = null;
+        validators.clear();
+        persist();
+    }
+
+    private void apply(ConformanceResource.ResetSpec spec) {
         idempotencyFault.disarm();
-        partition = newPartition;
-        nowMs.set(startMs);
-        settings = limits;
-        leases = leaseTtlMs > 0 ? new SyncularConfig.LeaseSettings(leaseTtlMs, Optional.of(leaseKey))
+        resetRequest = spec.raw();
+        partition = spec.partition();
+        nowMs.set(spec.nowMs());
+        settings = spec.limits();
+        leases = spec.leaseTtlMs() > 0 ? new SyncularConfig.LeaseSettings(spec.leaseTtlMs(), Optional.of(leaseKey))
                 : SyncularConfig.LeaseSettings.OFF;
     }
 
     String partition() { return partition; }
 
-    void allow(String actorId, Map<String, List<String>> scopes) { allowed.put(actorId, Map.copyOf(scopes)); }
-
-    void resolverFlags(Boolean newFailing, Boolean newOutage) {
-        if (newFailing != null) failing = newFailing;
-        if (newOutage != null) outage = newOutage;
+    synchronized void allow(String actorId, Map<String, List<String>> scopes) {
+        allowed.put(actorId, Map.copyOf(scopes));
+        persist();
     }
 
-    /** The next push's idempotency lookup finds its stored result unreadable (§6.3). */
+    synchronized void resolverFlags(Boolean newFailing, Boolean newOutage) {
+        if (newFailing != null) failing = newFailing;
+        if (newOutage != null) outage = newOutage;
+        persist();
+    }
+
+    /** §6.7 rules, from a request already checked into {@code rules}. */
+    synchronized void installValidators(Object request, Map<String, ConformanceValidators.Rule> rules) {
+        validators.install(rules);
+        validatorsRequest = request;
+        persist();
+    }
+
+    /** The §6.8 rule (null = none), from a request's checked {@code spec}. */
+    synchronized void installCommitValidator(Object spec, ConformanceValidators.RequireSiblingWhen rule) {
+        validators.installCommit(rule);
+        commitValidatorRequest = spec;
+        persist();
+    }
+
+    /** The next push's idempotency lookup finds its stored result unreadable (§6.3); one-shot, not persisted. */
     void failNextIdempotencyLookup() { idempotencyFault.arm(); }
 
-    long advance(long ms) { return nowMs.addAndGet(ms); }
+    synchronized long advance(long ms) {
+        long now = nowMs.addAndGet(ms);
+        persist();
+        return now;
+    }
 
     long now() { return nowMs.get(); }
+
+    /** Writes the whole state in one statement; a process killed at any point leaves the last complete one. */
+    private void persist() {
+        DataSource ds = database;
+        if (ds == null) return;   // not started yet: resume writes nothing before it has read
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("reset", resetRequest);
+        state.put("nowMs", nowMs.get());
+        state.put("allowed", new LinkedHashMap<>(allowed));
+        state.put("failing", failing);
+        state.put("outage", outage);
+        state.put("validators", validatorsRequest);
+        state.put("commitValidator", commitValidatorRequest);
+        state.put("leaseKey", Base64.getEncoder().encodeToString(leaseKey));
+        new PostgresConformanceSupport(ds).saveHostState(Json.write(state));
+    }
+
+    @Override
+    public synchronized CompiledSchema resume(CompiledSchema configured, SyncularConfig config, DataSource ds) {
+        database = ds;
+        Optional<String> saved = new PostgresConformanceSupport(ds).loadHostState();
+        if (saved.isEmpty()) return configured;
+        Map<?, ?> state = (Map<?, ?>) Json.parse(saved.get());
+        leaseKey = Base64.getDecoder().decode((String) state.get("leaseKey"));
+        if (!(state.get("reset") instanceof Map<?, ?> reset)) return configured;   // no reset since it was created
+        @SuppressWarnings("unchecked")
+        ConformanceResource.ResetSpec spec = ConformanceResource.ResetSpec.parse((Map<String, Object>) reset,
+                config.limits().settings());
+        apply(spec);
+        nowMs.set(((BigDecimal) state.get("nowMs")).longValueExact());
+        allowed.clear();
+        ((Map<?, ?>) state.get("allowed")).forEach((actor, scopes) -> {
+            Map<String, List<String>> grant = new LinkedHashMap<>();
+            ((Map<?, ?>) scopes).forEach((k, v) -> grant.put((String) k,
+                    ((List<?>) v).stream().map(String.class::cast).toList()));
+            allowed.put((String) actor, Map.copyOf(grant));
+        });
+        failing = Boolean.TRUE.equals(state.get("failing"));
+        outage = Boolean.TRUE.equals(state.get("outage"));
+        validatorsRequest = state.get("validators");
+        commitValidatorRequest = state.get("commitValidator");
+        validators.clear();
+        if (validatorsRequest != null) {
+            validators.install(ConformanceResource.validatorRules(validatorsRequest, spec.schema()));
+        }
+        validators.installCommit(ConformanceResource.commitRule(commitValidatorRequest, spec.schema()));
+        realtime.reset(spec.maxDeltaBytes(), spec.maxPresenceBytes());
+        LOG.log(Level.INFO, "conformance host resumed: partition {0}, schema version {1}, {2} actor grant(s)",
+                partition, spec.schema().version(), allowed.size());
+        return spec.schema();
+    }
 
     @Override
     public Authenticator authenticator() {

@@ -47,53 +47,65 @@ public class ConformanceResource {
     @Inject
     SyncRuntime runtime;
     @Inject
-    ConformanceValidators validators;
-    @Inject
     RealtimeService realtime;
 
     @POST
     @Path("reset")
     public Response reset(String body) {
-        Map<String, Object> req = object(body);
-        String partition = string(req.get("partition"), "partition");
-        long nowMs = number(req.get("nowMs"), "nowMs");
-        if (!(req.get("schema") instanceof Map<?, ?> schemaJson)) throw invalid("schema must be an object");
-        CompiledSchema schema;
-        try {
-            schema = SchemaCompiler.compile(Json.write(schemaJson));
-        } catch (SchemaException e) {
-            throw invalid(e.getMessage());
-        }
         SyncRuntime.Parts parts = parts();
-        SyncSettings defaults = parts.config().limits().settings();
-        SyncSettings limits = defaults;
-        if (req.get("limits") instanceof Map<?, ?> l) {
-            limits = new SyncSettings(
-                    l.get("maxOperationsPerRequest") == null ? defaults.maxOperationsPerRequest()
-                            : (int) number(l.get("maxOperationsPerRequest"), "limits.maxOperationsPerRequest"),
-                    l.get("inlineSegmentMaxBytes") == null ? defaults.inlineSegmentMaxBytes()
-                            : (int) number(l.get("inlineSegmentMaxBytes"), "limits.inlineSegmentMaxBytes"),
-                    defaults.maxResponseBytes(),
-                    l.get("segmentTtlMs") == null ? defaults.segmentTtlMs()
-                            : number(l.get("segmentTtlMs"), "limits.segmentTtlMs"),
-                    defaults.maxSubscriptionsPerRequest(), defaults.admission());
-        }
-        long leaseTtl = 0;
-        if (req.get("leases") instanceof Map<?, ?> leases) {
-            leaseTtl = number(leases.get("ttlMs"), "leases.ttlMs");
-            if (leaseTtl <= 0) throw invalid("leases.ttlMs must be positive");
-        }
+        ResetSpec spec = ResetSpec.parse(object(body), parts.config().limits().settings());
         synchronized (ConformanceResource.class) {
             new PostgresConformanceSupport(parts.dataSource()).wipe(parts.runner());
-            host.reset(partition, nowMs, limits, leaseTtl);
-            validators.clear();
-            runtime.start(parts.config(), schema, parts.dataSource(), parts.runner());
-            realtime.reset(req.get("limits") instanceof Map<?, ?> l && l.get("maxDeltaBytes") != null
-                            ? (int) number(l.get("maxDeltaBytes"), "limits.maxDeltaBytes") : null,
-                    req.get("limits") instanceof Map<?, ?> l2 && l2.get("maxPresenceBytes") != null
-                            ? (int) number(l2.get("maxPresenceBytes"), "limits.maxPresenceBytes") : null);
+            host.reset(spec);
+            runtime.start(parts.config(), spec.schema(), parts.dataSource(), parts.runner());
+            realtime.reset(spec.maxDeltaBytes(), spec.maxPresenceBytes());
         }
         return ok(Map.of("capabilities", capabilityNames()));
+    }
+
+    /**
+     * A reset's request, checked: the partition, virtual time, schema, limits and lease TTL a reset applies. Kept
+     * as it came ({@code raw}) in the host's durable state, and parsed again from there after a restart.
+     */
+    record ResetSpec(Map<String, Object> raw, String partition, long nowMs, CompiledSchema schema,
+                     SyncSettings limits, long leaseTtlMs, Integer maxDeltaBytes, Integer maxPresenceBytes) {
+        static ResetSpec parse(Map<String, Object> req, SyncSettings defaults) {
+            String partition = string(req.get("partition"), "partition");
+            long nowMs = number(req.get("nowMs"), "nowMs");
+            if (!(req.get("schema") instanceof Map<?, ?> schemaJson)) throw invalid("schema must be an object");
+            CompiledSchema schema;
+            try {
+                schema = SchemaCompiler.compile(Json.write(schemaJson));
+            } catch (SchemaException e) {
+                throw invalid(e.getMessage());
+            }
+            SyncSettings limits = defaults;
+            Integer maxDelta = null;
+            Integer maxPresence = null;
+            if (req.get("limits") instanceof Map<?, ?> l) {
+                limits = new SyncSettings(
+                        l.get("maxOperationsPerRequest") == null ? defaults.maxOperationsPerRequest()
+                                : (int) number(l.get("maxOperationsPerRequest"), "limits.maxOperationsPerRequest"),
+                        l.get("inlineSegmentMaxBytes") == null ? defaults.inlineSegmentMaxBytes()
+                                : (int) number(l.get("inlineSegmentMaxBytes"), "limits.inlineSegmentMaxBytes"),
+                        defaults.maxResponseBytes(),
+                        l.get("segmentTtlMs") == null ? defaults.segmentTtlMs()
+                                : number(l.get("segmentTtlMs"), "limits.segmentTtlMs"),
+                        defaults.maxSubscriptionsPerRequest(), defaults.admission());
+                if (l.get("maxDeltaBytes") != null) {
+                    maxDelta = (int) number(l.get("maxDeltaBytes"), "limits.maxDeltaBytes");
+                }
+                if (l.get("maxPresenceBytes") != null) {
+                    maxPresence = (int) number(l.get("maxPresenceBytes"), "limits.maxPresenceBytes");
+                }
+            }
+            long leaseTtl = 0;
+            if (req.get("leases") instanceof Map<?, ?> leases) {
+                leaseTtl = number(leases.get("ttlMs"), "leases.ttlMs");
+                if (leaseTtl <= 0) throw invalid("leases.ttlMs must be positive");
+            }
+            return new ResetSpec(req, partition, nowMs, schema, limits, leaseTtl, maxDelta, maxPresence);
+        }
     }
 
     @GET
@@ -250,14 +262,19 @@ public class ConformanceResource {
     public Response installValidators(String body) {
         guard();
         Object parsed = parse(body);
+        host.installValidators(parsed, validatorRules(parsed, parts().schema()));
+        return ok(Map.of());
+    }
+
+    /** The rules of a {@code validators} request, checked against {@code schema}. */
+    static Map<String, ConformanceValidators.Rule> validatorRules(Object parsed, CompiledSchema schema) {
         if (!(parsed instanceof List<?> specs)) throw invalid("the body must be a JSON array of {table, rule}");
-        SyncRuntime.Parts parts = parts();
         Map<String, ConformanceValidators.Rule> rules = new LinkedHashMap<>();
         for (Object spec : specs) {
             if (!(spec instanceof Map<?, ?> m) || !(m.get("rule") instanceof Map<?, ?> rule)) {
                 throw invalid("each validator spec must be {table, rule}");
             }
-            TableSchema table = tableOf(parts, m.get("table"));
+            TableSchema table = tableOf(schema, m.get("table"));
             if (rules.containsKey(table.name())) throw invalid("one rule per table");
             String code = code(rule.get("code"));
             Object kind = rule.get("kind");
@@ -279,8 +296,7 @@ public class ConformanceResource {
                 throw invalid(e.getMessage());
             }
         }
-        validators.install(rules);
-        return ok(Map.of());
+        return rules;
     }
 
     /** §6.8: {@code {spec?: {kind: "requireSiblingWhen", table, column, equals, siblingRowIdSuffix, code}}}. */
@@ -290,13 +306,16 @@ public class ConformanceResource {
         guard();
         Map<String, Object> req = body == null || body.isBlank() ? jsonObject("{}") : object(body);
         Object spec = req.get("spec");
-        if (spec == null) {
-            validators.installCommit(null);
-            return ok(Map.of());
-        }
+        host.installCommitValidator(spec, commitRule(spec, parts().schema()));
+        return ok(Map.of());
+    }
+
+    /** The rule of a {@code commit-validator} request's spec, checked against {@code schema}; null = none. */
+    static ConformanceValidators.RequireSiblingWhen commitRule(Object spec, CompiledSchema schema) {
+        if (spec == null) return null;
         if (!(spec instanceof Map<?, ?> m)) throw invalid("spec must be an object");
         if (!"requireSiblingWhen".equals(m.get("kind"))) throw invalid("unknown commit validator kind");
-        TableSchema table = tableOf(parts(), m.get("table"));
+        TableSchema table = tableOf(schema, m.get("table"));
         String column = columnOf(table, m.get("column"), "spec.column");
         if (!(m.get("siblingRowIdSuffix") instanceof String suffix) || suffix.isEmpty()) {
             throw invalid("spec.siblingRowIdSuffix must be a non-empty string");
@@ -308,14 +327,12 @@ public class ConformanceResource {
         } catch (IllegalArgumentException | ArithmeticException e) {
             throw invalid(e.getMessage());
         }
-        validators.installCommit(new ConformanceValidators.RequireSiblingWhen(table.name(), column, equals, suffix,
-                code));
-        return ok(Map.of());
+        return new ConformanceValidators.RequireSiblingWhen(table.name(), column, equals, suffix, code);
     }
 
-    private static TableSchema tableOf(SyncRuntime.Parts parts, Object name) {
+    private static TableSchema tableOf(CompiledSchema schema, Object name) {
         if (!(name instanceof String t)) throw invalid("table must be a string");
-        return parts.schema().table(t).orElseThrow(() -> invalid("no such table in the schema"));
+        return schema.table(t).orElseThrow(() -> invalid("no such table in the schema"));
     }
 
     private static String columnOf(TableSchema table, Object name, String what) {

@@ -1,9 +1,11 @@
 package syncular.jakarta.web;
 
 import java.util.Optional;
+import javax.sql.DataSource;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.sync.SyncSettings;
 
@@ -23,6 +25,12 @@ public interface HostOverride {
 
     /** The auth leases the last reset asked for ({@link SyncularConfig.LeaseSettings#OFF} when none). */
     SyncularConfig.LeaseSettings leases();
+
+    /**
+     * Called once per process, before the runtime first starts on {@code ds}: the host reloads the state it kept in
+     * that database, if any, and answers the schema to serve (the last reset's, or {@code configured}).
+     */
+    CompiledSchema resume(CompiledSchema configured, SyncularConfig config, DataSource ds);
 
     /** The storage the sync handler uses: {@code storage} with the host's injectable storage faults around it. */
     ServerStorage faults(ServerStorage storage);

@@ -69,6 +69,7 @@ public class SyncRuntime {
     Readiness readiness;
 
     private volatile Parts parts;
+    private boolean resumed;
 
     /** Everything a request needs, replaced as a whole. */
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
@@ -80,9 +81,14 @@ public class SyncRuntime {
     static final String CHECK_SERVE_GATE = "serve-gate";
 
     /** Installs (or migrates) {@code schema} through a fresh storage instance and opens the endpoint on it. */
-    public synchronized Parts start(SyncularConfig config, CompiledSchema schema, DataSource ds, TransactionRunner runner) {
+    public synchronized Parts start(SyncularConfig config, CompiledSchema requested, DataSource ds,
+                                    TransactionRunner runner) {
         Optional<HostOverride> override = config.conformanceHost() && overrides.isResolvable()
                 ? Optional.of(overrides.get()) : Optional.empty();
+        // the conformance host's state survives a restart: the first start serves the schema it resumes with
+        CompiledSchema schema = override.isPresent() && !resumed ? override.get().resume(requested, config, ds)
+                : requested;
+        resumed = true;
         Clock clock = override.map(HostOverride::clock).orElse(Clock.SYSTEM);
         PostgresServerStorage storage = new PostgresServerStorage(ds, runner, clock::nowMs,
                 config.limits().lockTimeoutMs(), override.isPresent() ? 0 : config.limits().partitionTouchIntervalMs());

@@ -58,6 +58,9 @@ class ConformanceHostIT extends DatabaseIsolation {
     static final List<ColumnDescriptor> TASKS = syncular.jakarta.schema.SchemaCompiler.compile(TASKS_SCHEMA)
             .table("tasks").orElseThrow().descriptors();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
+    /** What reset and GET capabilities answer: the catalog capabilities this host offers. */
+    static final String CAPABILITIES = "{\"capabilities\":[\"validators\",\"commit-validators\",\"leases\","
+            + "\"idempotency-fault\",\"backup-restore\"]}";
 
     @Deployment(testable = false)
     static WebArchive deployment() {
@@ -73,12 +76,12 @@ class ConformanceHostIT extends DatabaseIsolation {
         HttpResponse<String> r = control("POST", "reset",
                 "{\"schema\":" + TASKS_SCHEMA + ",\"partition\":\"conf-p\",\"nowMs\":1782993600000}");
         assertEquals(200, r.statusCode(), r.body());
-        assertEquals("{\"capabilities\":[\"validators\",\"commit-validators\"]}", r.body());
+        assertEquals(CAPABILITIES, r.body());
     }
 
     @Test
     void everyRouteAnswers200JsonInItsShape() throws Exception {
-        assertJson(control("GET", "capabilities", null), "{\"capabilities\":[\"validators\",\"commit-validators\"]}");
+        assertJson(control("GET", "capabilities", null), CAPABILITIES);
         assertJson(control("PUT", "actors/alice/allowed", "{\"project_id\":[\"p1\",\"*\"]}"), "{}");
         assertJson(control("POST", "resolver", "{\"failing\":false}"), "{}");
         assertJson(control("GET", "clock", null), "{\"nowMs\":1782993600000}");

@@ -52,11 +52,16 @@ final class SyncTestClient {
     /** rowId → (version, title) */
     final Map<String, Object[]> replica = new TreeMap<>();
     private int commitCounter;
+    /** The conformance host's {@code X-Syncular-Actor}, or null for a server that authenticates otherwise. */
+    private final String actor;
 
-    SyncTestClient(URI base, String clientId, String list) {
+    SyncTestClient(URI base, String clientId, String list) { this(base, clientId, list, null); }
+
+    SyncTestClient(URI base, String clientId, String list, String actor) {
         this.sync = base.resolve("sync");
         this.clientId = clientId;
         this.list = list;
+        this.actor = actor;
     }
 
     static byte[] todo(String id, String list, String title, boolean done, long position) {
@@ -96,6 +101,7 @@ final class SyncTestClient {
         byte[] sent = body;
         HttpRequest.Builder b = HttpRequest.newBuilder(sync).timeout(Duration.ofSeconds(60))
                 .header("Content-Type", "application/vnd.syncular.sync.v2");
+        if (actor != null) b.header("X-Syncular-Actor", actor);
         if (gzip) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             try (GZIPOutputStream gz = new GZIPOutputStream(out)) {

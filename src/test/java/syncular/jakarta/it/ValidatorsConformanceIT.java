@@ -55,7 +55,7 @@ class ValidatorsConformanceIT extends DatabaseIsolation {
         It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
         HttpResponse<String> r = control("POST", "reset", "{\"schema\":" + ConformanceHostIT.TASKS_SCHEMA
                 + ",\"partition\":\"val-p\",\"nowMs\":1782993600000}");
-        assertJson(r, "{\"capabilities\":[\"validators\",\"commit-validators\"]}");
+        assertJson(r, ConformanceHostIT.CAPABILITIES);
         assertJson(control("PUT", "actors/alice/allowed", "{\"project_id\":[\"p1\"]}"), "{}");
     }
 

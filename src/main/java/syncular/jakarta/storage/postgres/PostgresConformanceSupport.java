@@ -38,6 +38,37 @@ public final class PostgresConformanceSupport {
         });
     }
 
+    private static final String HOST_STATE = "CREATE TABLE IF NOT EXISTS syncular_conformance_host("
+            + "id SMALLINT PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)";
+
+    /**
+     * The conformance host's control-plane state, one JSON document, replaced in one statement (autocommit). Outside
+     * {@link #wipe}: a reset replaces it rather than losing it.
+     */
+    public void saveHostState(String json) {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+             PreparedStatement ps = c.prepareStatement("INSERT INTO syncular_conformance_host(id, state) VALUES (1, ?)"
+                     + " ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state")) {
+            s.execute(HOST_STATE);
+            ps.setString(1, json);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
+        }
+    }
+
+    /** The state {@link #saveHostState} last wrote in this database, if any. */
+    public java.util.Optional<String> loadHostState() {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(HOST_STATE);
+            try (ResultSet rs = s.executeQuery("SELECT state FROM syncular_conformance_host WHERE id = 1")) {
+                return rs.next() ? java.util.Optional.of(rs.getString(1)) : java.util.Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
+        }
+    }
+
     /** Where {@link #captureBackup} keeps its copy: a schema of this database, dropped by {@link #wipe}. */
     private static final String BACKUP = "syncular_conformance_backup";
 
