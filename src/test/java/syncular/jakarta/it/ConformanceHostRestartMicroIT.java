@@ -88,7 +88,9 @@ class ConformanceHostRestartMicroIT extends DatabaseIsolation {
         long bobCursor = bob.cursor;
 
         node.kill();
-        node = startNode();
+        node = startNode();   // a new process on the same database (on another port)
+        alice.reconnect(node.base());
+        bob.reconnect(node.base());
 
         assertEquals("{\"nowMs\":" + clock + "}", control("GET", "clock", null).body(), "the virtual clock survived");
         ResponseMessage after = alice.round(List.of(alice.upsert("t2", "after", null)));

@@ -26,6 +26,7 @@ import syncular.jakarta.wire.RequestMessage;
 import syncular.jakarta.wire.ResponseDecoder;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.RespHeader;
 import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.RowsSegment;
 import syncular.jakarta.wire.RowsSegmentDecoder;
@@ -45,7 +46,7 @@ final class SyncTestClient {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     final String clientId;
-    final URI sync;
+    URI sync;
     final String list;
     long cursor = -1;
     String bootstrapState;
@@ -54,6 +55,9 @@ final class SyncTestClient {
     private int commitCounter;
     /** The conformance host's {@code X-Syncular-Actor}, or null for a server that authenticates otherwise. */
     private final String actor;
+    private int wire = 1;
+    private String logEpoch;
+    private int resets;
 
     SyncTestClient(URI base, String clientId, String list) { this(base, clientId, list, null); }
 
@@ -77,14 +81,47 @@ final class SyncTestClient {
         return new Subscription("todos-" + list, "todos", Map.of("list_id", List.of(list)), null, cursor, bootstrapState);
     }
 
+    /**
+     * Wire version 2 from now on (SPEC §2.1): requests carry the log epoch; the first acquires it, and a
+     * {@code resetRequired} answer resets the replica and cursor and replays the round's pushes.
+     */
+    SyncTestClient onWire2() {
+        wire = 2;
+        return this;
+    }
+
+    /** The same client (id, replica, cursor, epoch) from now on talking to the server at {@code base}. */
+    void reconnect(URI base) { sync = base.resolve("sync"); }
+
+    /** How many times a wire 2 client was told {@code resetRequired} after it held an epoch. */
+    int resets() { return resets; }
+
     /** One round: the given pushes and a pull of the subscription; applies what comes back. */
     ResponseMessage round(List<PushCommit> pushes) throws IOException, InterruptedException {
+        if (wire == 2 && logEpoch == null) exchange(List.of());   // epoch acquisition carries no pushes (§2.1)
+        ResponseMessage response = exchange(pushes);
+        if (wire == 2 && ((RespHeader) response.frames().get(0)).resetRequired()) {
+            resets++;
+            response = exchange(pushes);   // reset done: the outbox replays on the new epoch
+        }
+        return response;
+    }
+
+    private ResponseMessage exchange(List<PushCommit> pushes) throws IOException, InterruptedException {
         List<RequestFrame> frames = new ArrayList<>();
-        frames.add(new ReqHeader(clientId, 1));
+        frames.add(wire == 2 ? new ReqHeader(clientId, 1, logEpoch) : new ReqHeader(clientId, 1));
         frames.addAll(pushes);
         frames.add(new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS));
         frames.add(subscription());
-        ResponseMessage response = send(new RequestMessage(1, frames));
+        ResponseMessage response = send(new RequestMessage(wire, frames));
+        RespHeader header = (RespHeader) response.frames().get(0);
+        if (wire == 2 && header.resetRequired()) {
+            logEpoch = header.logEpoch();
+            replica.clear();
+            cursor = -1;
+            bootstrapState = null;
+            return response;
+        }
         apply(response);
         return response;
     }
