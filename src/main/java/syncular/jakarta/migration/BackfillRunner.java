@@ -40,11 +40,11 @@ import syncular.jakarta.wire.WireVersion;
  *
  * <p>One batch is ONE transaction, in this order: {@code pg_try_advisory_xact_lock} on (partition, name) — not
  * acquired means another transaction runs this checkpoint's batch, so skip; claim (owner epoch + 1); read the pass
- * position; read up to {@code batchSize} source rows after it; the definition's step; the writes through the
+ * position; read up to the pacer's batch size of source rows after it; the definition's step; the writes through the
  * ordinary push path ({@link PushProcessor}, partition lock, serve gate on that connection, idempotency, writer
  * version) as the reserved client {@code ["backfill",<name>]} with a system actor holding a wildcard grant and the
- * deterministic clientCommitId {@code <owner_epoch>:<pass>:<position>}; {@code tx.advanceCheckpoint} with the pass's
- * watermark; the new pass position. All of it commits together or not at all: a crash rolls the whole batch back,
+ * deterministic clientCommitId {@code <owner_epoch>:<pass>:<position>}, last, so pushes wait for nothing else of the
+ * batch (issue 21), after {@code tx.advanceCheckpoint} with the pass's watermark and the new pass position. All of it commits together or not at all: a crash rolls the whole batch back,
  * claim included, and the next tick redoes exactly that batch. Transaction-scoped locks only: a session lock would
  * survive {@code close()} on a pooled connection (ARCHITECTURE, STYLE §6.6).
  *
@@ -65,27 +65,33 @@ public final class BackfillRunner {
     private final Supplier<CompiledSchema> schema;
     private final Declarations declarations;
     private final Clock clock;
-    private final int batchSize;
+    private final BackfillPacer pacer;
     /** The ordinary push path, run on each batch's own transaction; backfills run no host validators. */
     private final PushProcessor processor;
 
+    /**
+     * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
+     * how long a batch may hold its push lock ({@link BackfillPacer}).
+     */
     public BackfillRunner(ServerStorage storage, Supplier<CompiledSchema> schema, Declarations declarations,
-                          Clock clock, int batchSize) {
-        if (batchSize < 1) throw new IllegalArgumentException("batch size must be at least 1");
+                          Clock clock, int maxBatchSize, long maxPushWaitMs) {
+        this.pacer = new BackfillPacer(maxBatchSize, maxPushWaitMs);
         this.storage = storage;
         this.schema = schema;
         this.declarations = declarations;
         this.clock = clock;
-        this.batchSize = batchSize;
         this.processor = new PushProcessor(storage, clock, syncular.jakarta.sync.Validation.NONE);
     }
 
     /** The reserved clientId of a definition's commits (issue 7). */
     public static String clientId(String name) { return Json.write(List.of("backfill", name)); }
 
-    /** What one batch did. */
+    /**
+     * What one batch did. {@code commitSeq}: its own commit (0 when it wrote nothing); {@code lockedAtNanos}: when it
+     * took the partition's push lock ({@link System#nanoTime()}, 0 when it did not).
+     */
     public record Batch(Kind kind, long ownerEpoch, int pass, long watermark, int sourceRows, int writes,
-                        String clientCommitId, boolean passExhausted) {
+                        String clientCommitId, boolean passExhausted, long commitSeq, long lockedAtNanos) {
         public enum Kind {
             /** Another transaction holds this checkpoint's batch lock. */
             SKIPPED,
@@ -109,7 +115,8 @@ public final class BackfillRunner {
     /**
      * Ticks back to back while batches keep being written, for up to {@code budgetMs} (at least one tick): how a
      * timer that fires once a second still backfills at the runner's own pace. Each batch is its own transaction
-     * and releases the partition lock at its end, so pushes interleave between batches.
+     * and releases the partition lock at its end, so pushes interleave between batches; while others push to the
+     * partition the pacer keeps each batch's hold of the lock short ({@link BackfillPacer}).
      */
     public Tick tickFor(long budgetMs) {
         long deadline = System.nanoTime() + budgetMs * 1_000_000;
@@ -138,6 +145,10 @@ public final class BackfillRunner {
                 Batch b = runBatch(p.partition(), def);
                 if (b.kind() == Batch.Kind.SKIPPED) skipped++;
                 if (b.kind() == Batch.Kind.WROTE) batches++;
+                if (b.commitSeq() > 0) {
+                    // the batch's transaction has committed: the lock was held from its take until now
+                    pacer.observe(p.partition(), b.sourceRows(), b.commitSeq(), System.nanoTime() - b.lockedAtNanos());
+                }
                 // activate as soon as a pass ends; STALE/UNVERIFIABLE are re-derived by the next batch
                 if (b.kind() == Batch.Kind.READY || (b.kind() == Batch.Kind.WROTE && b.passExhausted())) {
                     switch (activate(p.partition(), def, b.ownerEpoch(), b.watermark())) {
@@ -169,11 +180,11 @@ public final class BackfillRunner {
         List<String> sources = def.sourceTables().stream().sorted().toList();
         return storage.inTransaction(partition, tx -> {
             if (!tx.tryLockBackfillBatch(def.name())) {
-                return new Batch(Batch.Kind.SKIPPED, 0, 0, 0, 0, 0, null, false);
+                return new Batch(Batch.Kind.SKIPPED, 0, 0, 0, 0, 0, null, false, 0, 0);
             }
             long now = clock.nowMs();
             Optional<StoredCheckpoint> claimed = tx.claimCheckpoint(def.name(), running.version(), now);
-            if (claimed.isEmpty()) return new Batch(Batch.Kind.DONE, 0, 0, 0, 0, 0, null, false);
+            if (claimed.isEmpty()) return new Batch(Batch.Kind.DONE, 0, 0, 0, 0, 0, null, false, 0, 0);
             long epoch = claimed.get().ownerEpoch();
             Optional<BackfillPass> stored = tx.readBackfillPass(def.name());
             BackfillPass pass;
@@ -184,7 +195,7 @@ public final class BackfillRunner {
                 BackfillPass last = stored.get();
                 SourceCoverage coverage = tx.sourceChangesAbove(sources, last.watermark());
                 if (coverage == SourceCoverage.CLEAN) {
-                    return new Batch(Batch.Kind.READY, epoch, last.pass(), last.watermark(), 0, 0, null, true);
+                    return new Batch(Batch.Kind.READY, epoch, last.pass(), last.watermark(), 0, 0, null, true, 0, 0);
                 }
                 long now2 = watermarkOn(tx, sources);
                 pass = coverage == SourceCoverage.CHANGED
@@ -197,12 +208,12 @@ public final class BackfillRunner {
                 pass = stored.get();
             }
 
+            int limit = pacer.batchSize();
             Read read = pass.mode() == BackfillPass.Mode.FULL
-                    ? readFull(tx, running, sources, pass)
-                    : readCatchUp(tx, running, sources, pass);
+                    ? readFull(tx, running, sources, pass, limit)
+                    : readCatchUp(tx, running, sources, pass, limit);
             List<ProjectionWrite> writes = read.rows.isEmpty() ? List.of() : def.step(read.rows);
             String ccid = epoch + ":" + pass.pass() + ":" + pass.positionKey();
-            if (!writes.isEmpty()) push(tx, running, partition, def.name(), ccid, writes);
             long observed = claimed.get().observedRows() + read.rows.size();
             if (!tx.advanceCheckpoint(def.name(), epoch, pass.watermark(), observed, now)) {
                 // superseded between our claim and here: nothing of this batch may commit
@@ -211,6 +222,16 @@ public final class BackfillRunner {
             }
             BackfillPass next = read.next;
             tx.saveBackfillPass(next);
+            long lockedAt = 0;
+            long seq = 0;
+            if (!writes.isEmpty()) {
+                // last, and the lock on its own: pushes wait from here until the commit, so nothing else of the
+                // batch runs under it (the claim already holds the checkpoint row, as it always did), and the pacer
+                // bounds this hold, not the wait behind the pushes queued first (the push re-takes it at no cost)
+                tx.lockPartitionForPush();
+                lockedAt = System.nanoTime();
+                seq = push(tx, running, partition, def.name(), ccid, writes);
+            }
             if (next.batches() == 1 || next.batches() % PROGRESS_EVERY == 0 || next.exhausted()) {
                 LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: pass {2} ({3}) batch {4}, {5} rows "
                                 + "this pass, watermark {6}, owner epoch {7}{8}", def.name(), partition, next.pass(),
@@ -218,7 +239,7 @@ public final class BackfillRunner {
                         next.exhausted() ? ", pass exhausted" : "");
             }
             return new Batch(Batch.Kind.WROTE, epoch, next.pass(), next.watermark(), read.rows.size(), writes.size(),
-                    writes.isEmpty() ? null : ccid, next.exhausted());
+                    writes.isEmpty() ? null : ccid, next.exhausted(), seq, lockedAt);
         });
     }
 
@@ -254,7 +275,8 @@ public final class BackfillRunner {
     private record Read(List<SourceRow> rows, BackfillPass next) { }
 
     /** Keyset over the sorted source tables: (source index, last row id). */
-    private Read readFull(StorageTransaction tx, CompiledSchema running, List<String> sources, BackfillPass pass) {
+    private Read readFull(StorageTransaction tx, CompiledSchema running, List<String> sources, BackfillPass pass,
+                          int batchSize) {
         List<SourceRow> rows = new ArrayList<>();
         int index = pass.sourceIndex();
         String after = pass.afterRowId();
@@ -279,7 +301,7 @@ public final class BackfillRunner {
 
     /** The log's changes to the sources in (fromSeq, watermark], each row presented in its current state. */
     private Read readCatchUp(StorageTransaction tx, CompiledSchema running, List<String> sources,
-                             BackfillPass pass) {
+                             BackfillPass pass, int batchSize) {
         List<BackfillPass.ChangedRow> changed = tx.changedRows(sources, pass.afterSeq(), pass.afterIdx(),
                 pass.watermark(), batchSize);
         Set<String> seen = new LinkedHashSet<>();
@@ -313,7 +335,7 @@ public final class BackfillRunner {
      * the idempotency re-check and the append all land on the batch's connection), so the projection commit and the
      * checkpoint advance cannot commit apart.
      */
-    private void push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
+    private long push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
                       List<ProjectionWrite> writes) {
         List<PushCommit.Operation> ops = new ArrayList<>(writes.size());
         for (ProjectionWrite w : writes) {
@@ -345,5 +367,7 @@ public final class BackfillRunner {
             throw new IllegalStateException("backfill " + name + " batch " + ccid + " was rejected: "
                     + outcome.result().results());
         }
+        // a replayed batch (cached: an earlier attempt committed it) took no new seq; the log head stands in
+        return outcome.appliedCommitSeq() > 0 ? outcome.appliedCommitSeq() : pushed.maxCommitSeq();
     }
 }

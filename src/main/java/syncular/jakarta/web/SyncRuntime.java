@@ -121,7 +121,8 @@ public class SyncRuntime {
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation(), leases);
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
-                new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize()), leases);
+                new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
+                        config.backfill().maxPushWaitMs()), leases);
         parts = started;
         refreshServeGate();
         return started;

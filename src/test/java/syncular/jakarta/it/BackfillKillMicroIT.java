@@ -322,11 +322,14 @@ class BackfillKillMicroIT extends DatabaseIsolation {
         }
     }
 
-    static String state(Connection c) throws SQLException {
+    static String state(Connection c) throws SQLException { return state(c, PARTITION, NAME); }
+
+    /** The checkpoint's state, or "absent". */
+    static String state(Connection c, String partition, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT state FROM sync_backfill_checkpoints WHERE partition = ? AND name = ?")) {
-            ps.setString(1, PARTITION);
-            ps.setString(2, NAME);
+            ps.setString(1, partition);
+            ps.setString(2, name);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getString(1) : "absent";
             }

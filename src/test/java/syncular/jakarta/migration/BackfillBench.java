@@ -33,7 +33,7 @@ import syncular.jakarta.wire.PushResult;
  *
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=syncular.jakarta.migration.BackfillBench -Dbench.rows=1000000 -Dbench.batch=500 \
- *     [-Dbench.only=alone|traffic] [-Dbench.writers=4]</pre>
+ *     [-Dbench.only=alone|traffic] [-Dbench.writers=4] [-Dbench.max-wait=5]</pre>
  */
 public final class BackfillBench {
     private BackfillBench() { }
@@ -108,7 +108,7 @@ public final class BackfillBench {
                     new ColumnCopyProjection("titles_v2", 2, "tasks", "task_titles")), 2, storage);
             storage.ensureSchema(v2, declarations.current());
             BackfillRunner runner = new BackfillRunner(storage, () -> v2,
-                    declarations, System::currentTimeMillis, batch);
+                    declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 5));
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
             AtomicBoolean stop = new AtomicBoolean();
             List<Thread> threads = startWriters(storage, v2, p, writers, stop, lat);
@@ -118,7 +118,7 @@ public final class BackfillBench {
             long fullPassMs = -1;
             long fullPassBatches = 0;
             while (!storage.pendingCheckpoints(2, declarations.names()).isEmpty()) {
-                runner.tick();
+                runner.tickFor(200);   // as the timer runs it, the pacer's pauses included
                 if (fullPassMs < 0) {
                     BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
                     if (pass != null && (pass.pass() > 1 || pass.exhausted())) {

@@ -1,0 +1,342 @@
+package syncular.jakarta.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.PushResult;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestEncoder;
+import syncular.jakarta.wire.RequestFrame;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseDecoder;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.RespHeader;
+import syncular.jakarta.wire.SubStart;
+
+/**
+ * A rolling upgrade N=1 → N+1=2 under continuous load on two Payara Micro processes (issue 21, RFC 0007): both
+ * nodes serve v1 to clients pushing and pulling through a round-robin "load balancer"; node A is replaced by a v2
+ * node declaring the {@code todo_titles} backfill, which is killed ({@code kill -9}) mid-backfill and replaced by
+ * another; once the projection is active, node B is replaced by a v2 node too. Throughout: no 200 response is served
+ * at a schema version other than the one its request asked for (a mismatch is the §1.6 floor, which carries nothing
+ * but its header); once a v2 commit exists no v1 binary commits; every refusal is 503 {@code sync.schema_not_ready};
+ * the projection ends exactly equal to the source; and every client converges with the server.
+ */
+@Timeout(900)
+class RollingUpgradeMicroIT extends DatabaseIsolation {
+    static final String PARTITION = "it-micro-rolling";
+    static final String NAME = "todo_titles_rolling";
+    /** Source rows before the upgrade; {@code -Dsyncular.it.rolling.seed=1000000} makes this run the benchmark. */
+    static final int SEED = Integer.getInteger("syncular.it.rolling.seed", 1500);
+    /** Whether the first v2 node is killed mid-backfill (the benchmark runs without). */
+    static final boolean KILL = Boolean.parseBoolean(System.getProperty("syncular.it.rolling.kill", "true"));
+    static final List<MicroNode> NODES = new CopyOnWriteArrayList<>();
+    /** The load balancer's pool: the nodes traffic goes to now. */
+    static final List<MicroNode> POOL = new CopyOnWriteArrayList<>();
+
+    @AfterAll
+    static void stopNodes() {
+        for (MicroNode n : NODES) n.close();
+    }
+
+    static Map<String, String> config(Map<String, String> extra) {
+        Map<String, String> m = new TreeMap<>(Map.of("syncular.auth.mode", "fixed",
+                "syncular.auth.fixed.actor", "it-user", "syncular.auth.fixed.partition", PARTITION,
+                "syncular.auth.fixed.allowed-scopes", "*"));
+        m.putAll(extra);
+        return m;
+    }
+
+    static WebArchive v1(String name) { return It.withConfig(It.war(name), config(Map.of())); }
+
+    static WebArchive v2(String name) {
+        return It.withConfig(It.war(name), config(Map.of(
+                "syncular.schema", "syncular/it/upgrade-v2.json",
+                "syncular.backfill.definitions", NAME + "@2:todos->todo_titles",
+                "syncular.backfill.batch-size", "100",
+                "syncular.backfill.interval-ms", "100")))
+                .addAsResource(new StringAsset(RollingUpgradeMigrationIT.V2_SCHEMA), "syncular/it/upgrade-v2.json");
+    }
+
+    static MicroNode start(String name, WebArchive war) {
+        MicroNode n = MicroNode.start(name, war, Map.of());
+        NODES.add(n);
+        return n;
+    }
+
+    /** What the load saw. */
+    static final class Tally {
+        final AtomicInteger served = new AtomicInteger();
+        final AtomicInteger floors = new AtomicInteger();
+        final AtomicInteger notReady = new AtomicInteger();
+        final AtomicInteger dropped = new AtomicInteger();   // the connection died with a stopped or killed node
+        final List<String> violations = new CopyOnWriteArrayList<>();
+        final Map<Integer, AtomicInteger> servedAt = new ConcurrentHashMap<>();
+        /** The phase rounds are in now, and each served round's latency by phase. */
+        volatile String phase = "1 before";
+        final Map<String, List<Long>> latencies = new ConcurrentHashMap<>();
+
+        String percentiles() {
+            StringBuilder out = new StringBuilder();
+            new TreeMap<>(latencies).forEach((phase, all) -> {
+                List<Long> sorted = new ArrayList<>(all);
+                java.util.Collections.sort(sorted);
+                if (sorted.isEmpty()) return;
+                out.append(String.format(java.util.Locale.ROOT, "%n| %s | %d | %.1f | %.1f |", phase, sorted.size(),
+                        sorted.get(sorted.size() / 2) / 1e6, sorted.get((int) (sorted.size() * 0.95)) / 1e6));
+            });
+            return out.toString();
+        }
+    }
+
+    /**
+     * A client of its own list, knowing one schema version: each round pushes one row and pulls. A floor answer
+     * moves it to the required version and re-bootstraps it (§1.6, §7.4), as the upstream clients do.
+     */
+    static final class LoadClient implements Runnable {
+        final String clientId;
+        final String list;
+        final SyncTestClient codec;
+        final AtomicBoolean stop;
+        final Tally tally;
+        final AtomicLong rows = new AtomicLong();
+        volatile int schemaVersion = 1;
+
+        LoadClient(int n, AtomicBoolean stop, Tally tally) {
+            this.clientId = "roller-" + n;
+            this.list = "roll-" + n;
+            this.codec = new SyncTestClient(URI.create("http://localhost/"), clientId, list);
+            this.stop = stop;
+            this.tally = tally;
+        }
+
+        @Override
+        public void run() {
+            int turn = 0;
+            while (!stop.get()) {
+                List<MicroNode> pool = List.copyOf(POOL);
+                if (pool.isEmpty()) continue;
+                MicroNode node = pool.get(turn++ % pool.size());
+                try {
+                    round(node);
+                } catch (IOException e) {
+                    tally.dropped.incrementAndGet();
+                } catch (Exception e) {
+                    tally.violations.add(clientId + " on " + node + ": " + e);
+                }
+            }
+        }
+
+        /** One round on {@code node}; true when it was served (not refused, not a floor). */
+        boolean round(MicroNode node) throws Exception {
+            String id = list + "-" + rows.get();
+            int asked = schemaVersion;
+            List<RequestFrame> frames = new ArrayList<>();
+            frames.add(new ReqHeader(clientId, asked));
+            frames.add(new PushCommit(clientId + "-" + rows.get(), List.of(PushCommit.Operation.upsert("todos", id,
+                    null, SyncTestClient.todo(id, list, "row " + rows.get(), false, rows.get())))));
+            frames.add(new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS));
+            frames.add(codec.subscription());
+            codec.reconnect(node.base());
+            long started = System.nanoTime();
+            HttpResponse<byte[]> r = codec.post(RequestEncoder.encode(new RequestMessage(1, frames)), false);
+            if (r.statusCode() == 503 && new String(r.body()).contains("\"sync.schema_not_ready\"")) {
+                tally.notReady.incrementAndGet();
+                return false;
+            }
+            if (r.statusCode() != 200) {
+                tally.violations.add(clientId + " on " + node + ": HTTP " + r.statusCode() + " " + new String(r.body()));
+                return false;
+            }
+            ResponseMessage m = ResponseDecoder.decode(r.body());
+            RespHeader header = (RespHeader) m.frames().get(0);
+            if (header.requiredSchemaVersion() != null) {
+                tally.floors.incrementAndGet();
+                if (m.frames().size() != 1) {
+                    tally.violations.add(clientId + ": a floor answer carried data " + m.frames());
+                }
+                if (header.requiredSchemaVersion() > asked) {   // an upgraded server: upgrade and re-bootstrap
+                    schemaVersion = header.requiredSchemaVersion();
+                    codec.cursor = -1;
+                    codec.bootstrapState = null;
+                    codec.replica.clear();
+                }
+                return false;   // an older node answering a newer client: the next one may serve
+            }
+            if (header.latestSchemaVersion() == null || header.latestSchemaVersion() != asked) {
+                tally.violations.add(clientId + ": asked v" + asked + ", served " + header);
+            }
+            tally.served.incrementAndGet();
+            tally.latencies.computeIfAbsent(tally.phase, p -> new CopyOnWriteArrayList<>())
+                    .add(System.nanoTime() - started);
+            tally.servedAt.computeIfAbsent(asked, v -> new AtomicInteger()).incrementAndGet();
+            for (ResponseFrame f : m.frames()) {
+                if (f instanceof PushResult p && p.status() != PushResult.Status.APPLIED
+                        && p.status() != PushResult.Status.CACHED) {
+                    tally.violations.add(clientId + ": push " + p);
+                }
+                if (f instanceof SubStart s && s.status() != SubStart.Status.ACTIVE) {
+                    // a reset (a rebootstrap after the upgrade) restarts from scratch
+                    codec.replica.clear();
+                }
+            }
+            boolean pushed = m.frames().stream().anyMatch(f -> f instanceof PushResult p
+                    && (p.status() == PushResult.Status.APPLIED || p.status() == PushResult.Status.CACHED));
+            codec.apply(m);
+            if (pushed) rows.incrementAndGet();
+            return true;
+        }
+    }
+
+    @Test
+    void twoNodesUpgradeOneAfterTheOtherUnderLoadAndNothingIsMixedLostOrWrittenByTheOldBinary() throws Exception {
+        MicroNode a = start("roll-a", v1("roll-a"));
+        MicroNode b = start("roll-b", v1("roll-b"));
+        SyncTestClient seeder = new SyncTestClient(a.base(), "seeder", "roll-seed");
+        for (int r = 0; r < SEED / 100; r++) {
+            List<PushCommit.Operation> ops = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                String id = String.format("seed-%07d", r * 100 + i);
+                ops.add(PushCommit.Operation.upsert("todos", id, null, SyncTestClient.todo(id, "roll-seed",
+                        "Seed " + id, false, i)));
+            }
+            seeder.send(new RequestMessage(1, List.of(new ReqHeader(seeder.clientId, 1),
+                    new PushCommit("seed-" + r, ops))));
+        }
+        POOL.addAll(List.of(a, b));
+        Tally tally = new Tally();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<LoadClient> clients = new ArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            LoadClient c = new LoadClient(i, stop, tally);
+            clients.add(c);
+            Thread t = new Thread(c, c.clientId);
+            t.start();
+            threads.add(t);
+        }
+        try (Connection watch = It.jdbc()) {
+            awaitServed(tally, 30);
+
+            // node A: drained, stopped, replaced by a v2 node that declares and runs the backfill
+            POOL.remove(a);
+            a.stop();
+            tally.phase = "2 during the backfill";
+            long declared = System.nanoTime();
+            MicroNode a2 = start("roll-a2", v2("roll-a2"));
+            POOL.add(a2);
+            MicroNode a3 = a2;
+            if (KILL) {
+                awaitBatches(watch, 3);
+                // killed mid-backfill, replaced by another v2 node
+                POOL.remove(a2);
+                a2.kill();
+                a3 = start("roll-a3", v2("roll-a3"));
+                POOL.add(a3);
+            }
+            MicroNode worker = a3;
+            long deadline = System.nanoTime() + Duration.ofSeconds(Math.max(240, SEED / 500)).toNanos();
+            while (!"activated".equals(BackfillKillMicroIT.state(watch, PARTITION, NAME))
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+            assertEquals("activated", BackfillKillMicroIT.state(watch, PARTITION, NAME),
+                    () -> "not activated under load; worker log:\n" + worker.tail(40));
+            double activationS = (System.nanoTime() - declared) / 1e9;
+            long projected = BackfillKillMicroIT.one(watch, "SELECT count(*) FROM todo_titles"
+                    + " WHERE \"_sync_partition\" = ?", PARTITION);
+            System.out.printf(java.util.Locale.ROOT, "rolling upgrade: %d rows projected, %.1f s from the v2 node's"
+                    + " start to activation (%.0f rows/s, node start included)%n", projected, activationS,
+                    projected / activationS);
+            tally.phase = "3 after activation";
+
+            // node B: the last v1 node, replaced by v2
+            POOL.remove(b);
+            b.stop();
+            MicroNode b2 = start("roll-b2", v2("roll-b2"));
+            POOL.add(b2);
+            int before = tally.servedAt.getOrDefault(2, new AtomicInteger()).get();
+            long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (tally.servedAt.getOrDefault(2, new AtomicInteger()).get() < before + 30
+                    && System.nanoTime() < until) {
+                Thread.sleep(100);
+            }
+        } finally {
+            stop.set(true);
+            for (Thread t : threads) t.join(60_000);
+        }
+
+        System.out.printf("rolling upgrade under load: %d served (%s by version), %d floors, %d x 503 "
+                        + "schema_not_ready, %d dropped with a stopped node%n| phase | rounds | p50 ms | p95 ms |%s%n",
+                tally.served.get(), tally.servedAt, tally.floors.get(), tally.notReady.get(), tally.dropped.get(),
+                tally.percentiles());
+        assertEquals(List.of(), tally.violations, "every answer served at the asked version, nothing refused otherwise");
+        assertTrue(tally.servedAt.getOrDefault(1, new AtomicInteger()).get() > 0
+                && tally.servedAt.getOrDefault(2, new AtomicInteger()).get() > 0, "served before and after");
+        try (Connection c = It.jdbc()) {
+            assertEquals(0, BackfillKillMicroIT.one(c, "SELECT count(*) FROM todos t FULL JOIN todo_titles p "
+                    + "ON p.\"_sync_partition\" = t.\"_sync_partition\" AND p.id = t.id "
+                    + "WHERE COALESCE(t.\"_sync_partition\", p.\"_sync_partition\") = ? "
+                    + "AND (t.id IS NULL OR p.id IS NULL OR t.title <> p.title OR t.list_id <> p.list_id)",
+                    PARTITION), "the projection is exactly the source");
+            long firstV2 = BackfillKillMicroIT.one(c, "SELECT min(commit_seq) FROM sync_commits WHERE partition = ?"
+                    + " AND writer_version >= 2", PARTITION);
+            assertTrue(firstV2 > 0, "v2 nodes committed");
+            assertEquals(0, BackfillKillMicroIT.one(c, "SELECT count(*) FROM sync_commits WHERE partition = ?"
+                    + " AND commit_seq > " + firstV2 + " AND (writer_version IS NULL OR writer_version < 2)",
+                    PARTITION), "no commit by the old binary once the new one wrote");
+        }
+        MicroNode last = POOL.get(0);
+        for (LoadClient client : clients) {
+            boolean served = false;
+            for (int i = 0; i < 3 && !served; i++) served = client.round(last);   // a v1 client upgrades first
+            assertTrue(served, client.clientId + " is served at the end");
+            SyncTestClient fresh = new SyncTestClient(last.base(), "check-" + client.clientId, client.list);
+            HttpResponse<byte[]> r = fresh.post(RequestEncoder.encode(new RequestMessage(1, List.of(
+                    new ReqHeader(fresh.clientId, 2), new PullHeader(0, 0, 0,
+                            PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS), fresh.subscription()))),
+                    false);
+            assertEquals(200, r.statusCode());
+            fresh.apply(ResponseDecoder.decode(r.body()));
+            assertEquals(client.rows.get(), fresh.replica.size(), client.clientId + ": every acknowledged row");
+            assertEquals(fresh.snapshot(), client.codec.snapshot(), client.clientId + " converged with the server");
+        }
+    }
+
+    private static void awaitServed(Tally tally, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (tally.served.get() < n && System.nanoTime() < deadline) Thread.sleep(50);
+        assertTrue(tally.served.get() >= n, "the load runs: " + tally.served.get() + " " + tally.violations);
+    }
+
+    private static void awaitBatches(Connection c, long n) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (BackfillKillMicroIT.one(c, "SELECT COALESCE(max(batches), 0) FROM sync_backfill_passes"
+                + " WHERE partition = ? AND name = ?", PARTITION, NAME) < n) {
+            if (System.nanoTime() > deadline) throw new AssertionError(n + " backfill batches never committed");
+            Thread.sleep(20);
+        }
+    }
+}
