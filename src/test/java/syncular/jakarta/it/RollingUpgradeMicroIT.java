@@ -42,7 +42,8 @@ import syncular.jakarta.wire.SubStart;
  * another; once the projection is active, node B is replaced by a v2 node too. Throughout: no 200 response is served
  * at a schema version other than the one its request asked for (a mismatch is the §1.6 floor, which carries nothing
  * but its header); once a v2 commit exists no v1 binary commits; every refusal is 503 {@code sync.schema_not_ready};
- * the projection ends exactly equal to the source; and every client converges with the server.
+ * the projection is exactly the source as of the activation watermark (later source rows are the v2 app's to
+ * project); and every client converges with the server.
  */
 @Timeout(900)
 class RollingUpgradeMicroIT extends DatabaseIsolation {
@@ -296,11 +297,19 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
         assertTrue(tally.servedAt.getOrDefault(1, new AtomicInteger()).get() > 0
                 && tally.servedAt.getOrDefault(2, new AtomicInteger()).get() > 0, "served before and after");
         try (Connection c = It.jdbc()) {
-            assertEquals(0, BackfillKillMicroIT.one(c, "SELECT count(*) FROM todos t FULL JOIN todo_titles p "
-                    + "ON p.\"_sync_partition\" = t.\"_sync_partition\" AND p.id = t.id "
-                    + "WHERE COALESCE(t.\"_sync_partition\", p.\"_sync_partition\") = ? "
-                    + "AND (t.id IS NULL OR p.id IS NULL OR t.title <> p.title OR t.list_id <> p.list_id)",
-                    PARTITION), "the projection is exactly the source");
+            // the projection is the backfill's up to the activation watermark; later rows are the v2 app's to write
+            long watermark = BackfillKillMicroIT.one(c, "SELECT watermark FROM sync_backfill_checkpoints"
+                    + " WHERE partition = ? AND name = ?", PARTITION, NAME);
+            assertEquals(0, BackfillKillMicroIT.one(c, "SELECT count(*) FROM"
+                    + " (SELECT DISTINCT row_id FROM sync_changes WHERE partition = ? AND tbl = 'todos'"
+                    + "   AND commit_seq <= " + watermark + ") s"
+                    + " FULL JOIN (SELECT * FROM todo_titles WHERE \"_sync_partition\" = ?) p ON p.id = s.row_id"
+                    + " LEFT JOIN (SELECT * FROM todos WHERE \"_sync_partition\" = ?) t"
+                    + "   ON t.id = COALESCE(s.row_id, p.id)"
+                    + " WHERE s.row_id IS NULL OR p.id IS NULL OR t.title <> p.title OR t.list_id <> p.list_id",
+                    PARTITION, PARTITION, PARTITION), "the projection is exactly the source at activation");
+            assertTrue(BackfillKillMicroIT.one(c, "SELECT count(*) FROM todo_titles WHERE \"_sync_partition\" = ?",
+                    PARTITION) > SEED, "seed and load rows projected");
             long firstV2 = BackfillKillMicroIT.one(c, "SELECT min(commit_seq) FROM sync_commits WHERE partition = ?"
                     + " AND writer_version >= 2", PARTITION);
             assertTrue(firstV2 > 0, "v2 nodes committed");
