@@ -227,12 +227,23 @@ class RealtimeIT extends DatabaseIsolation {
     @Test
     void aPipelinedSecondRoundClosesTheConnection() throws Exception {
         SyncTestClient client = new SyncTestClient(uri(), "rt-pipeline", "L-round");
+        client.round(List.of(client.upsert("pipe-0", "the partition row exists", null)));
+        byte[] slowPush = RealtimeTestSocket.tag(0x01, RequestEncoder.encode(new RequestMessage(1, List.of(
+                new ReqHeader(client.clientId, 1), client.upsert("pipe-1", "waits for the partition lock", null)))));
         byte[] tagged = RealtimeTestSocket.tag(0x01, pullRequest(client));
-        try (RealtimeTestSocket socket = connect(client.clientId)) {
+        try (RealtimeTestSocket socket = connect(client.clientId); Connection holder = It.jdbc()) {
             socket.nextEvent(10);
-            socket.sendBinary(tagged);
+            // the first round is still in flight when the second arrives: its push waits on the lock held here
+            holder.setAutoCommit(false);
+            try (PreparedStatement ps = holder.prepareStatement(
+                    "SELECT 1 FROM sync_partitions WHERE partition = ? FOR UPDATE")) {
+                ps.setString(1, PARTITION);
+                ps.executeQuery().close();
+            }
+            socket.sendBinary(slowPush);
             socket.sendBinary(tagged);
             assertTrue(socket.awaitClose(15).startsWith("1002"), "pipelining is a §8.7 violation");
+            holder.rollback();
         }
         byte[] request = pullRequest(client);
         byte[] twice = new byte[1 + 2 * request.length];

@@ -248,6 +248,8 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
             long declared = System.nanoTime();
             MicroNode a2 = start("roll-a2", v2("roll-a2"));
             POOL.add(a2);
+            awaitBatches(watch, 1);
+            long firstBatch = System.nanoTime();
             MicroNode a3 = a2;
             if (KILL) {
                 awaitBatches(watch, 3);
@@ -266,11 +268,12 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
             assertEquals("activated", BackfillKillMicroIT.state(watch, PARTITION, NAME),
                     () -> "not activated under load; worker log:\n" + worker.tail(40));
             double activationS = (System.nanoTime() - declared) / 1e9;
+            double backfillS = (System.nanoTime() - firstBatch) / 1e9;
             long projected = BackfillKillMicroIT.one(watch, "SELECT count(*) FROM todo_titles"
                     + " WHERE \"_sync_partition\" = ?", PARTITION);
-            System.out.printf(java.util.Locale.ROOT, "rolling upgrade: %d rows projected, %.1f s from the v2 node's"
-                    + " start to activation (%.0f rows/s, node start included)%n", projected, activationS,
-                    projected / activationS);
+            System.out.printf(java.util.Locale.ROOT, "rolling upgrade: %d rows projected; %.1f s from the v2 node's"
+                    + " start to activation, %.1f s from its first batch (%.0f rows/s%s)%n", projected, activationS,
+                    backfillS, projected / backfillS, KILL ? ", a kill and a restart included" : "");
             tally.phase = "3 after activation";
 
             // node B: the last v1 node, replaced by v2
