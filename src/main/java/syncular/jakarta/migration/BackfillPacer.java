@@ -22,7 +22,6 @@ final class BackfillPacer {
     private final long maxPushWaitNanos;
     private final Map<String, Long> lastOwnSeq = new HashMap<>();
     private int batch;
-    private boolean traffic;
 
     BackfillPacer(int maxBatch, long maxPushWaitMs) {
         if (maxBatch < 1) throw new IllegalArgumentException("batch size must be at least 1");
@@ -35,16 +34,13 @@ final class BackfillPacer {
     /** Source rows the next batch reads. */
     synchronized int batchSize() { return batch; }
 
-    /** Whether the last batch saw other commits in its partition. */
-    synchronized boolean traffic() { return traffic; }
-
     /**
      * A batch of {@code partition} that wrote {@code rows} source rows as its own commit {@code ownSeq} and held the
      * push lock {@code holdNanos}.
      */
     synchronized void observe(String partition, int rows, long ownSeq, long holdNanos) {
         Long previous = lastOwnSeq.put(partition, ownSeq);
-        traffic = previous != null && ownSeq - previous > 1;
+        boolean traffic = previous != null && ownSeq - previous > 1;
         if (!traffic) {
             batch = Math.min(maxBatch, Math.max(batch, MIN_BATCH) * 2);
         } else if (holdNanos > maxPushWaitNanos) {

@@ -304,13 +304,22 @@ public final class BackfillRunner {
                              BackfillPass pass, int batchSize) {
         List<BackfillPass.ChangedRow> changed = tx.changedRows(sources, pass.afterSeq(), pass.afterIdx(),
                 pass.watermark(), batchSize);
+        // the changed rows' current states, one read per source table (it was one per row)
+        Map<String, Set<String>> idsByTable = new LinkedHashMap<>();
+        for (BackfillPass.ChangedRow ch : changed) {
+            idsByTable.computeIfAbsent(ch.table(), t -> new LinkedHashSet<>()).add(ch.rowId());
+        }
+        Map<String, StoredRow> current = new java.util.HashMap<>();
+        idsByTable.forEach((table, ids) -> {
+            for (StoredRow r : tx.getRows(table, ids)) current.put(table + "\u0000" + r.rowId(), r);
+        });
         Set<String> seen = new LinkedHashSet<>();
         List<SourceRow> rows = new ArrayList<>();
         for (BackfillPass.ChangedRow ch : changed) {
-            if (!seen.add(ch.table() + "\u0000" + ch.rowId())) continue;
-            Optional<StoredRow> now = tx.getRow(ch.table(), ch.rowId());
-            rows.add(now.isPresent() ? sourceRow(running, ch.table(), now.get())
-                    : new SourceRow(ch.table(), ch.rowId(), null));
+            String key = ch.table() + "\u0000" + ch.rowId();
+            if (!seen.add(key)) continue;
+            StoredRow now = current.get(key);
+            rows.add(now != null ? sourceRow(running, ch.table(), now) : new SourceRow(ch.table(), ch.rowId(), null));
         }
         long afterSeq = changed.isEmpty() ? pass.afterSeq() : changed.get(changed.size() - 1).commitSeq();
         int afterIdx = changed.isEmpty() ? pass.afterIdx() : changed.get(changed.size() - 1).idx();

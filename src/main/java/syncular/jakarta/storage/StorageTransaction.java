@@ -50,6 +50,9 @@ public interface StorageTransaction {
     /** The current row, including this transaction's writes. */
     Optional<StoredRow> getRow(String table, String rowId);
 
+    /** The current rows of {@code rowIds} that exist, in one round trip (a catch-up pass's batch, issue 21). */
+    List<StoredRow> getRows(String table, Collection<String> rowIds);
+
     /** Idempotency lookup on this connection; unreadable → {@link StorageErrorCode#IDEMPOTENCY_CACHE_MISS}. */
     Optional<StoredPushResult> getPushResult(String clientId, String clientCommitId);
 

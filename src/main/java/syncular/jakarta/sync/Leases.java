@@ -28,8 +28,6 @@ public final class Leases {
         this.ttlMs = ttlMs;
     }
 
-    public boolean enabled() { return store != null; }
-
     /** §7.3.3 issuance and sliding refresh after a live resolution; empty when leases are off. */
     Optional<Lease> issue(Identity identity, String clientId, Map<String, List<String>> allowed, long nowMs) {
         if (store == null) return Optional.empty();

@@ -206,6 +206,22 @@ public abstract class ServerStorageContractTest {
 
     // -------------------------------------------------------------------- rows
 
+    @Test @Seed("issue 21: a catch-up batch reads its changed rows at once")
+    void manyRowsAreReadAtOnceWithTheTransactionsOwnWritesAndWithoutTheMissingOnes() {
+        String p = partition("rows-many");
+        push(p, "c1", row("m1", "p1", 1));
+        push(p, "c2", row("m2", "p1", 1));
+        storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            tx.upsertRow("tasks", row("m3", "p2", 1), 0);
+            List<StoredRow> rows = tx.getRows("tasks", List.of("m1", "m3", "missing"));
+            assertEquals(java.util.Set.of("m1", "m3"), rows.stream().map(StoredRow::rowId)
+                    .collect(java.util.stream.Collectors.toSet()), "existing rows only, staged writes included");
+            assertEquals(List.of(), tx.getRows("tasks", List.of()));
+            return null;
+        });
+    }
+
     @Test @Seed("SPEC §2.2 current rows")
     void rowsRoundTripAndATransactionReadsItsOwnWrites() {
         String p = partition("rows");

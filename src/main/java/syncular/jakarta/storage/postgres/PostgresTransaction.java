@@ -322,6 +322,21 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     @Override
+    public List<StoredRow> getRows(String table, Collection<String> rowIds) {
+        RowTable t = storage.table(table);
+        List<StoredRow> out = new ArrayList<>();
+        if (rowIds.isEmpty()) return out;
+        run(t.selectRowsSql, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setArray(i++, c.createArrayOf("text", rowIds.toArray()));
+            return i;
+        }, (index, rs) -> {
+            while (rs.next()) out.add(PostgresServerStorage.rowFrom(rs));
+        });
+        return out;
+    }
+
+    @Override
     public Optional<StoredPushResult> getPushResult(String clientId, String clientCommitId) {
         @SuppressWarnings("unchecked")
         Optional<StoredPushResult>[] out = new Optional[] {Optional.empty()};
