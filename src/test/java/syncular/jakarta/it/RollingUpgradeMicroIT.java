@@ -56,6 +56,11 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
     static final List<MicroNode> NODES = new CopyOnWriteArrayList<>();
     /** The load balancer's pool: the nodes traffic goes to now. */
     static final List<MicroNode> POOL = new CopyOnWriteArrayList<>();
+    /**
+     * Nodes drained from the pool and being stopped: a request already in flight to one may meet the container's
+     * shutdown (Payara answers 500 once Jersey is destroyed), which is the balancer's drain race, not a sync answer.
+     */
+    static final java.util.Set<MicroNode> STOPPING = ConcurrentHashMap.newKeySet();
 
     @AfterAll
     static void stopNodes() {
@@ -167,6 +172,10 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
                 tally.notReady.incrementAndGet();
                 return false;
             }
+            if (r.statusCode() != 200 && STOPPING.contains(node)) {
+                tally.dropped.incrementAndGet();
+                return false;
+            }
             if (r.statusCode() != 200) {
                 tally.violations.add(clientId + " on " + node + ": HTTP " + r.statusCode() + " " + new String(r.body()));
                 return false;
@@ -243,6 +252,7 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
 
             // node A: drained, stopped, replaced by a v2 node that declares and runs the backfill
             POOL.remove(a);
+            STOPPING.add(a);
             a.stop();
             tally.phase = "2 during the backfill";
             long declared = System.nanoTime();
@@ -255,6 +265,7 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
                 awaitBatches(watch, 3);
                 // killed mid-backfill, replaced by another v2 node
                 POOL.remove(a2);
+                STOPPING.add(a2);
                 a2.kill();
                 a3 = start("roll-a3", v2("roll-a3"));
                 POOL.add(a3);
@@ -278,6 +289,7 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
 
             // node B: the last v1 node, replaced by v2
             POOL.remove(b);
+            STOPPING.add(b);
             b.stop();
             MicroNode b2 = start("roll-b2", v2("roll-b2"));
             POOL.add(b2);
@@ -293,7 +305,7 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
         }
 
         System.out.printf("rolling upgrade under load: %d served (%s by version), %d floors, %d x 503 "
-                        + "schema_not_ready, %d dropped with a stopped node%n| phase | rounds | p50 ms | p95 ms |%s%n",
+                        + "schema_not_ready, %d dropped by a node being stopped%n| phase | rounds | p50 ms | p95 ms |%s%n",
                 tally.served.get(), tally.servedAt, tally.floors.get(), tally.notReady.get(), tally.dropped.get(),
                 tally.percentiles());
         assertEquals(List.of(), tally.violations, "every answer served at the asked version, nothing refused otherwise");
