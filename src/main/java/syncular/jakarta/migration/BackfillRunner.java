@@ -44,7 +44,8 @@ import syncular.jakarta.wire.WireVersion;
  * ordinary push path ({@link PushProcessor}, partition lock, serve gate on that connection, idempotency, writer
  * version) as the reserved client {@code ["backfill",<name>]} with a system actor holding a wildcard grant and the
  * deterministic clientCommitId {@code <owner_epoch>:<pass>:<position>}, last, so pushes wait for nothing else of the
- * batch (issue 21), after {@code tx.advanceCheckpoint} with the pass's watermark and the new pass position. All of it commits together or not at all: a crash rolls the whole batch back,
+ * batch (issue 21), after {@code tx.advanceCheckpoint} with the pass's watermark and the new pass position. All of
+ * it commits together or not at all: a crash rolls the whole batch back,
  * claim included, and the next tick redoes exactly that batch. Transaction-scoped locks only: a session lock would
  * survive {@code close()} on a pooled connection (ARCHITECTURE, STYLE §6.6).
  *

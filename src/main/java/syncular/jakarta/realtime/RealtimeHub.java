@@ -194,7 +194,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
         try {
             allowed = ctx.resolver().resolveScopes(identity);
         } catch (RuntimeException e) {
-            allowed = null;   // §3.2 rule 5, §7.3.3: a failure or an outage registers nothing; the next round re-registers
+            // §3.2 rule 5, §7.3.3: a failure or an outage registers nothing; the next round re-registers
+            allowed = null;
         }
         List<Registration> out = new ArrayList<>();
         for (ClientSubscription s : record.map(ClientRecord::subscriptions).orElse(List.of())) {

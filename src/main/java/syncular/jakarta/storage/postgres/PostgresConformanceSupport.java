@@ -30,7 +30,9 @@ public final class PostgresConformanceSupport {
     public void wipe(syncular.jakarta.storage.TransactionRunner runner) {
         runner.inNewTransaction(c -> {
             try (Statement s = c.createStatement()) {
-                for (String t : stateTables(c)) s.execute("DROP TABLE IF EXISTS " + RowTable.quoteIdent(t) + " CASCADE");
+                for (String t : stateTables(c)) {
+                    s.execute("DROP TABLE IF EXISTS " + RowTable.quoteIdent(t) + " CASCADE");
+                }
                 s.execute("DROP FUNCTION IF EXISTS syncular_writer_fence() CASCADE");
                 s.execute("DROP SCHEMA IF EXISTS " + BACKUP + " CASCADE");
             }
