@@ -3,11 +3,8 @@ package syncular.jakarta.storage.postgres;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -62,14 +59,13 @@ public final class PostgresLeaseStore implements LeaseStore {
     /** A read-then-write loses only to a concurrent write of the same client's lease; a few tries settle it. */
     private static final int ATTEMPTS = 5;
 
-    private final DataSource dataSource;
+    private final OwnTables tables;
     private final SecretKeySpec key;
-    private volatile boolean installed;
 
     /** {@code signingKey}: at least 32 bytes; every node of a deployment must use the same. */
     public PostgresLeaseStore(DataSource dataSource, byte[] signingKey) {
         if (signingKey.length < 32) throw new IllegalArgumentException("a lease signing key has at least 32 bytes");
-        this.dataSource = dataSource;
+        this.tables = new OwnTables(dataSource, DDL);
         this.key = new SecretKeySpec(signingKey.clone(), "HmacSHA256");
     }
 
@@ -173,9 +169,9 @@ public final class PostgresLeaseStore implements LeaseStore {
     }
 
     /** Creates the lease table if absent; called once at start so concurrent first requests never race on DDL. */
-    public void install() {
-        run(c -> null);
-    }
+    public void install() { tables.install(); }
+
+    private <T> T run(OwnTables.Work<T> work) { return tables.run(work); }
 
     private String sign(String partition, String clientId, String leaseId, String actorId, String scopes,
                         long issuedAtMs, long expiresAtMs) {
@@ -196,26 +192,5 @@ public final class PostgresLeaseStore implements LeaseStore {
         ((Map<?, ?>) Json.parse(json)).forEach((k, v) ->
                 out.put((String) k, ((List<?>) v).stream().map(String.class::cast).toList()));
         return out;
-    }
-
-    private interface Work<T> {
-        T run(Connection c) throws SQLException;
-    }
-
-    private <T> T run(Work<T> work) {
-        try (Connection c = dataSource.getConnection()) {
-            if (!installed) install(c);
-            return work.run(c);
-        } catch (SQLException e) {
-            throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
-        }
-    }
-
-    private synchronized void install(Connection c) throws SQLException {
-        if (installed) return;
-        try (Statement s = c.createStatement()) {
-            for (String ddl : DDL) s.execute(ddl);
-        }
-        installed = true;
     }
 }

@@ -1,6 +1,5 @@
 package syncular.jakarta.storage.postgres;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -71,10 +70,9 @@ public final class PostgresSegmentStore implements SegmentStore {
     private static final String SWEEP_SEGMENTS = "DELETE FROM sync_segments s WHERE NOT EXISTS"
             + " (SELECT 1 FROM sync_segment_publications p WHERE p.segment_id = s.segment_id)";
 
-    private final DataSource dataSource;
-    private volatile boolean installed;
+    private final OwnTables tables;
 
-    public PostgresSegmentStore(DataSource dataSource) { this.dataSource = dataSource; }
+    public PostgresSegmentStore(DataSource dataSource) { this.tables = new OwnTables(dataSource, DDL); }
 
     @Override
     public Publication publish(Publication p, byte[] bytes) {
@@ -191,29 +189,8 @@ public final class PostgresSegmentStore implements SegmentStore {
         return new Publication(rs.getString(1), key, rs.getLong(11), rs.getLong(12), rs.getLong(13), rs.getLong(14));
     }
 
-    private interface Work<T> {
-        T run(Connection c) throws SQLException;
-    }
-
-    private <T> T run(Work<T> work) {
-        try (Connection c = dataSource.getConnection()) {
-            if (!installed) install(c);
-            return work.run(c);
-        } catch (SQLException e) {
-            throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
-        }
-    }
-
     /** Creates the segment tables if absent; called once at start so concurrent first requests never race on DDL. */
-    public void install() {
-        run(c -> null);
-    }
+    public void install() { tables.install(); }
 
-    private synchronized void install(Connection c) throws SQLException {
-        if (installed) return;
-        try (Statement s = c.createStatement()) {
-            for (String ddl : DDL) s.execute(ddl);
-        }
-        installed = true;
-    }
+    private <T> T run(OwnTables.Work<T> work) { return tables.run(work); }
 }
