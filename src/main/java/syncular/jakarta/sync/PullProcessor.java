@@ -50,9 +50,20 @@ public final class PullProcessor {
         this.segments = segments;
     }
 
-    /** Publishes a rows segment for SEGMENT_REF delivery (§5.4), or is absent when none is configured. */
+    /** Publishes segments for SEGMENT_REF delivery (§5.4), or is absent when none is configured. */
     public interface SegmentPublisher {
+        /** A rows segment (§5.2) of one page. */
         ResponseFrame publish(SegmentRequest request, byte[] segmentBytes);
+
+        /**
+         * §5.3: the whole-table SQLite image of the request's context, reused or built once ({@link SqliteImageLane});
+         * empty when images are off (this default: a publisher of rows segments only) or the table's snapshot
+         * fits one rows page, and the rows lane serves it.
+         */
+        default Optional<ResponseFrame> image(StorageSession session, SegmentRequest request, TableSchema table,
+                                              ScopeFilter scopes, int limitSnapshotRows) {
+            return Optional.empty();
+        }
     }
 
     /** What a published segment describes (the §7.1 reuse key parts). */
@@ -169,6 +180,20 @@ public final class PullProcessor {
                                   TableSchema table, Map<String, List<String>> effective, long asOf, String rowCursor,
                                   int inlineMaxBytes, Budget budget, List<ResponseFrame> frames) {
         String cursor = rowCursor;
+        String digest = syncular.jakarta.wire.CanonicalJson.scopeDigest(effective);
+        // §5.3: the image lane only at the start of a table (a resume mid-table stays on the rows lane, same pin)
+        if (cursor == null && limits.accepts(PullHeader.ACCEPT_SQLITE) && segments != null) {
+            Optional<ResponseFrame> image = segments.image(session, new SegmentRequest(session.partition(), logEpoch,
+                    table.name(), schema.version(), digest, asOf, 0, null, null,
+                    limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), table, new ScopeFilter(effective),
+                    limits.limitSnapshotRows());
+            if (image.isPresent()) {
+                if (!budget.allows(REF_FRAME_BYTES)) return new Resume(null);   // stored: the next pull reuses it
+                frames.add(image.get());
+                budget.spend(REF_FRAME_BYTES);
+                return null;   // whole-table: first and last page, paging limits aside (§5.3)
+            }
+        }
         boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
         boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
         for (int page = 0; page < limits.maxSnapshotPages(); page++) {
@@ -188,7 +213,7 @@ public final class PullProcessor {
                 budget.spend(p.bytes().length + INLINE_FRAME_OVERHEAD);
             } else {
                 ResponseFrame ref = segments.publish(new SegmentRequest(session.partition(), logEpoch, table.name(),
-                        schema.version(), syncular.jakarta.wire.CanonicalJson.scopeDigest(effective), asOf, p.rows(),
+                        schema.version(), digest, asOf, p.rows(),
                         cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), p.bytes());
                 frames.add(ref);
                 budget.spend(REF_FRAME_BYTES);

@@ -33,6 +33,7 @@ import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.Leases;
 import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
+import syncular.jakarta.sync.SqliteImageLane;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.sync.Validation;
@@ -118,7 +119,8 @@ public class SyncRuntime {
         Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
-                new SegmentPublishing(segments, clock, settings.segmentTtlMs()), validation(), leases);
+                new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
+                        settings)), validation(), leases);
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
@@ -126,6 +128,15 @@ public class SyncRuntime {
         parts = started;
         refreshServeGate();
         return started;
+    }
+
+    /** SPEC §5.3: the SQLite-image lane over the segment store, unless {@code syncular.images.enabled=false}. */
+    private static Optional<SqliteImageLane> images(SyncularConfig config, SegmentStore segments, Clock clock,
+                                                    SyncSettings settings) {
+        SyncularConfig.ImageSettings images = config.images();
+        if (!images.enabled()) return Optional.empty();
+        return Optional.of(new SqliteImageLane(segments, clock, settings.segmentTtlMs(), images.directory(),
+                images.concurrentBuilds()));
     }
 
     /** SPEC §7.3: the lease store in this database when a TTL is configured, else {@link Leases#OFF}. */

@@ -31,11 +31,21 @@ import syncular.jakarta.sync.SyncSettings;
  * @param realtime        {@code syncular.realtime.*}: WebSocket limits, heartbeat, presence (SPEC §8)
  * @param backfill        {@code syncular.backfill.*}: the RFC 0007 backfill runner
  * @param leases          {@code syncular.leases.*}: SPEC §7.3 auth leases, off unless a TTL is set
+ * @param images          {@code syncular.images.*}: SPEC §5.3 SQLite bootstrap images
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
                              long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention,
-                             RealtimeSettings realtime, BackfillSettings backfill, LeaseSettings leases) {
+                             RealtimeSettings realtime, BackfillSettings backfill, LeaseSettings leases,
+                             ImageSettings images) {
+    /**
+     * {@code syncular.images.*} (SPEC §5.3): {@code enabled} (default true) serves a whole-table SQLite image to a
+     * client that accepts one (bit 2) when the table is larger than one rows page; {@code directory} (default the
+     * JVM's {@code java.io.tmpdir}) is where image files are built, scratch space deleted after each build;
+     * {@code concurrent-builds} (default the number of processors) bounds how many build at once on this node.
+     */
+    public record ImageSettings(boolean enabled, java.nio.file.Path directory, int concurrentBuilds) { }
+
     /**
      * {@code syncular.leases.*} (SPEC §7.3): {@code ttl-ms} is the sliding window of a client's auth lease; absent,
      * leases are off and no LEASE frame is sent. With it, {@code signing-key} is required: the base64 of at least 32
@@ -143,7 +153,19 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
-                limits(config), retention(config), realtime(config), backfill(config), leases(config));
+                limits(config), retention(config), realtime(config), backfill(config), leases(config), images(config));
+    }
+
+    private static ImageSettings images(Config config) {
+        boolean enabled = parsed(config, "syncular.images.enabled", SyncularConfig::bool, "true or false").orElse(true);
+        java.nio.file.Path directory = java.nio.file.Path.of(text(config, "syncular.images.directory")
+                .orElse(System.getProperty("java.io.tmpdir")));
+        if (enabled && !java.nio.file.Files.isDirectory(directory)) {
+            throw new ConfigException("syncular.images.directory must be an existing directory: " + directory);
+        }
+        long builds = positive(config, "syncular.images.concurrent-builds", Runtime.getRuntime().availableProcessors());
+        if (builds > 1000) throw new ConfigException("syncular.images.concurrent-builds is implausibly large");
+        return new ImageSettings(enabled, directory, (int) builds);
     }
 
     private static LeaseSettings leases(Config config) {
