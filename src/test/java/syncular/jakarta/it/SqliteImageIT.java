@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.PushResult;
 import syncular.jakarta.wire.ReqHeader;
 import syncular.jakarta.wire.RequestMessage;
 import syncular.jakarta.wire.ResponseFrame;
@@ -87,8 +88,10 @@ class SqliteImageIT extends DatabaseIsolation {
                         SyncTestClient.todo(id, list, "title " + id, i % 2 == 0, i)));
                 expected.add(id + "|" + list + "|title " + id + "|" + (i % 2 == 0 ? 1 : 0) + "|" + i + "|1");
             }
-            writer.send(new RequestMessage(1, List.of(new ReqHeader(writer.clientId, 1),
+            ResponseMessage pushed = writer.send(new RequestMessage(1, List.of(new ReqHeader(writer.clientId, 1),
                     new PushCommit("seed-" + batch, ops))));
+            assertEquals(PushResult.Status.APPLIED, ((PushResult) pushed.frames().get(1)).status(),
+                    "round " + round + ": " + pushed.frames());
         }
 
         SyncTestClient reader = new SyncTestClient(base, "reader-" + list, list);
