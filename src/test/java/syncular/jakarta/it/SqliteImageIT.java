@@ -83,7 +83,9 @@ class SqliteImageIT extends DatabaseIsolation {
         for (int batch = 0; batch < 3; batch++) {
             List<PushCommit.Operation> ops = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
-                String id = String.format("r%03d", batch * 20 + i);
+                // row ids unique per round: an update keeps a row's stored scope (§3.4), so reusing one would not
+                // move it into this round's list
+                String id = String.format("r%d-%03d", round, batch * 20 + i);
                 ops.add(PushCommit.Operation.upsert("todos", id, null,
                         SyncTestClient.todo(id, list, "title " + id, i % 2 == 0, i)));
                 expected.add(id + "|" + list + "|title " + id + "|" + (i % 2 == 0 ? 1 : 0) + "|" + i + "|1");
