@@ -30,6 +30,10 @@
 #   LOCK=                                                   a flock(1) file held for the whole run
 #   OURS_JVM_OPTIONS=                                       our server JVM's options instead of -Prun's default
 #                                                           (e.g. add -XX:StartFlightRecording=… to profile)
+#   DRIVER=SyncLoadDriver  DRIVER_ARGS=                     another driver of src/test/.../sync/bench instead of the
+#                                                           push-pull load, e.g. DRIVER=ImageBootstrapBench
+#                                                           DRIVER_ARGS="--rows=100000 --runs=3" (it gets --url= and
+#                                                           DRIVER_ARGS; the summary table is SyncLoadDriver's only)
 set -euo pipefail
 
 if [[ -n "${LOCK:-}" && -z "${SIDE_BY_SIDE_LOCKED:-}" ]]; then
@@ -46,6 +50,8 @@ WARMUP=${WARMUP:-20}
 PRIME=${PRIME:-60}
 RUNS=${RUNS:-3}
 SERVERS=${SERVERS:-"ref-sqlite ref-pg ours"}
+DRIVER=${DRIVER:-SyncLoadDriver}
+DRIVER_ARGS=${DRIVER_ARGS:-}
 VIA_PROXY=${VIA_PROXY:-1}
 BUILD=${BUILD:-1}
 OURS_PORT=${OURS_PORT:-8787}
@@ -252,10 +258,16 @@ run_server() { # run_server NAME
     echo "# load average before the server started: $before"
   } >"$result"
   local rc=0
-  "$JAVA" -cp "$CP" syncular.jakarta.sync.bench.SyncLoadDriver --url="$url" --schema=tasks \
-    --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --prime="$PRIME" --runs="$RUNS" \
-    --server-pid="$srv_pid" \
-    "${db_args[@]+"${db_args[@]}"}" 2>"$LOGS/$name-driver.err" | tee -a "$result" || rc=$?
+  if [[ "$DRIVER" == SyncLoadDriver ]]; then
+    "$JAVA" -cp "$CP" syncular.jakarta.sync.bench.SyncLoadDriver --url="$url" --schema=tasks \
+      --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --prime="$PRIME" --runs="$RUNS" \
+      --server-pid="$srv_pid" \
+      "${db_args[@]+"${db_args[@]}"}" 2>"$LOGS/$name-driver.err" | tee -a "$result" || rc=$?
+  else
+    # shellcheck disable=SC2086 # DRIVER_ARGS is a list of --key=value words
+    "$JAVA" -cp "$CP" "syncular.jakarta.sync.bench.$DRIVER" --url="$url" $DRIVER_ARGS \
+      2>"$LOGS/$name-driver.err" | tee -a "$result" || rc=$?
+  fi
   [[ $rc == 0 ]] || say "$name: the driver exited with $rc (2 = failed rounds; see $result and $LOGS/$name-driver.err)"
   if [[ -n "$PG_JDBC" ]] && command -v psql >/dev/null; then # what the statements were, for reading the counts
     PGPASSWORD=postgres psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "SELECT calls, rows,

@@ -108,6 +108,25 @@ public class ServerLifecycle {
         timers.createSingleActionTimer(1, new TimerConfig(null, false));
     }
 
+    /**
+     * The SQLite driver (§5.3 images) registers itself with {@code DriverManager} when its classes load; this WAR's
+     * registration leaves with it, so a redeploy keeps no driver of the old class loader alive. (PostgreSQL's stays:
+     * the container's pool of the app-defined DataSource may still be closing its connections.)
+     */
+    @jakarta.annotation.PreDestroy
+    void stop() {
+        ClassLoader ours = ServerLifecycle.class.getClassLoader();
+        for (java.sql.Driver d : java.util.Collections.list(java.sql.DriverManager.getDrivers())) {
+            if (d.getClass().getName().startsWith("org.sqlite.") && d.getClass().getClassLoader() == ours) {
+                try {
+                    java.sql.DriverManager.deregisterDriver(d);
+                } catch (java.sql.SQLException e) {
+                    LOG.log(Level.WARNING, "the SQLite driver could not be deregistered: " + e.getMessage());
+                }
+            }
+        }
+    }
+
     public SyncularConfig config() { return config; }
 
     public CompiledSchema schema() { return schema; }
