@@ -81,7 +81,12 @@ start_group() { # start_group LOG CMD...  -> sets STARTED (the pid = process gro
   setsid "$@" >"$log" 2>&1 </dev/null &
   STARTED=$!
   local pgid
-  pgid=$(ps -o pgid= -p "$STARTED" | tr -d ' ' || true)
+  # the child calls setsid(2) itself a moment after the fork: wait for it (up to 5 s)
+  for _ in $(seq 1 50); do
+    pgid=$(ps -o pgid= -p "$STARTED" | tr -d ' ' || true)
+    [[ "$pgid" != "$STARTED" ]] || break
+    sleep 0.1
+  done
   [[ "$pgid" == "$STARTED" ]] || die "process $STARTED is not its own process group (pgid '$pgid')"
   GROUPS_RUNNING+=("$STARTED")
 }

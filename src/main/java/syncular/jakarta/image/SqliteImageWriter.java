@@ -21,9 +21,9 @@ import syncular.jakarta.wire.ColumnDescriptor;
  * the primary-key column PRIMARY KEY, then {@code _syncular_version INTEGER NOT NULL}) and {@code _syncular_segment},
  * whose one row repeats the descriptor. Cells: booleans as 0/1, json as its verbatim text, NULL for null.
  *
- * <p>Rows are added one at a time into a temporary file inside one SQLite transaction (no journal, no syncs: the file
- * is scratch until {@link #finish} reads it), so building holds no more than SQLite's page cache in memory whatever
- * the table's size. The connection is opened directly, never through {@code DriverManager}, so a redeployed WAR
+ * <p>Rows go into a temporary file inside one SQLite transaction (no journal, no syncs: the file is scratch until
+ * {@link #finish} reads it), a thousand per native call, so building holds no more than SQLite's page cache and one
+ * batch in memory whatever the table's size; a row SQLite refuses (a duplicate key) fails the batch that holds it. The connection is opened directly, never through {@code DriverManager}, so a redeployed WAR
  * leaves no driver of its old class loader registered. Not thread-safe: one writer per image.
  */
 public final class SqliteImageWriter implements AutoCloseable {
@@ -39,7 +39,11 @@ public final class SqliteImageWriter implements AutoCloseable {
     private final List<ColumnDescriptor> columns;
     private final Connection connection;
     private final PreparedStatement insert;
+    /** Rows bound before the driver inserts them in one native call (one JNI crossing, not one per value). */
+    static final int BATCH_ROWS = 1_000;
+
     private long rows;
+    private int batched;
     private boolean finished;
 
     /**
@@ -84,8 +88,9 @@ public final class SqliteImageWriter implements AutoCloseable {
         try {
             for (int i = 0; i < values.length; i++) bind(insert, i + 1, values[i]);
             insert.setLong(values.length + 1, serverVersion);
-            insert.executeUpdate();
+            insert.addBatch();
             rows++;
+            if (++batched == BATCH_ROWS) flush();
         } catch (SQLException e) {
             throw new ImageException("cannot write a row into the SQLite image of table " + table, e);
         }
@@ -93,11 +98,18 @@ public final class SqliteImageWriter implements AutoCloseable {
 
     public long rowCount() { return rows; }
 
+    private void flush() throws SQLException {
+        if (batched == 0) return;
+        batched = 0;
+        insert.executeBatch();
+    }
+
     /** Writes the metadata row, commits, closes the database and returns the file's bytes; the file is deleted. */
     public byte[] finish(int schemaVersion, long asOfCommitSeq, String scopeDigest) {
         if (finished) throw new IllegalStateException("the image is already finished");
         finished = true;
         try {
+            flush();
             try (PreparedStatement meta = connection.prepareStatement(
                     "INSERT INTO " + METADATA_TABLE + " VALUES (?, ?, ?, ?, ?, ?)")) {
                 meta.setInt(1, FORMAT);

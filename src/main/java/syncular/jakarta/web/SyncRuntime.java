@@ -114,7 +114,7 @@ public class SyncRuntime {
         ScopeResolver resolver = override.map(HostOverride::resolver)
                 .orElseGet(() -> resolvers.isResolvable() ? resolvers.get() : builtInResolver(config, schema));
         SyncSettings settings = override.flatMap(HostOverride::settings).orElse(config.limits().settings());
-        PostgresSegmentStore segments = new PostgresSegmentStore(ds);
+        PostgresSegmentStore segments = new PostgresSegmentStore(ds, config.limits().segmentCacheBytes());
         segments.install();
         Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);

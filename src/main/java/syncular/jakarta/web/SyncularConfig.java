@@ -111,11 +111,14 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param lockTimeoutMs           {@code syncular.limits.lock-timeout-ms}: a push's wait for its partition lock
      * @param partitionTouchIntervalMs {@code syncular.limits.partition-touch-interval-ms}: how stale a partition's
      *                                registry activity time may get before a request rewrites it
+     * @param segmentCacheBytes       {@code syncular.limits.segment-cache-bytes}: recently stored or served segment
+     *                                bytes kept in memory per node for downloads (0: every download reads the
+     *                                database)
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
                          int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes,
                          int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission, long lockTimeoutMs,
-                         long partitionTouchIntervalMs) {
+                         long partitionTouchIntervalMs, long segmentCacheBytes) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
@@ -367,8 +370,10 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 PostgresServerStorage.DEFAULT_LOCK_TIMEOUT_MS);
         long touchInterval = atLeastZero(config, "syncular.limits.partition-touch-interval-ms",
                 PostgresServerStorage.DEFAULT_TOUCH_INTERVAL_MS);
+        long segmentCache = atLeastZero(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024);
         return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs,
-                new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout, touchInterval);
+                new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout, touchInterval,
+                segmentCache);
     }
 
     private static long atLeastZero(Config config, String key, long dflt) {

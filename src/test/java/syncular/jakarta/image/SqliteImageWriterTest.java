@@ -144,12 +144,14 @@ class SqliteImageWriterTest {
     }
 
     @Test
-    void aRowThatBreaksTheTableIsAnImageErrorAndADuplicateKeyToo() {
+    void aRowOfTheWrongWidthIsRefusedAndADuplicateKeyFailsTheImage() {
         try (SqliteImageWriter w = new SqliteImageWriter(dir, "notes", NOTES.descriptors(), NOTES.primaryKey())) {
             assertThrows(IllegalArgumentException.class, () -> w.add(1, new Object[] {"too few"}));
             Object[] row = {"n1", "o", "u", null, null, 0.0, false, null, null, null};
             w.add(1, row);
-            assertThrows(SqliteImageWriter.ImageException.class, () -> w.add(2, row), "one row per primary key");
+            w.add(2, row);
+            assertThrows(SqliteImageWriter.ImageException.class, () -> w.finish(3, 1, "d"),
+                    "one row per primary key: the batch holding the second fails");
         }
     }
 

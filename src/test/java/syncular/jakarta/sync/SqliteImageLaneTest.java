@@ -68,7 +68,7 @@ class SqliteImageLaneTest {
         db = EmbeddedPostgresSupport.newDatabase();
         storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), System::currentTimeMillis);
         storage.ensureSchema(SCHEMA, List.of());
-        segments = new PostgresSegmentStore(db);
+        segments = new PostgresSegmentStore(db, 0);
         segments.install();
     }
 

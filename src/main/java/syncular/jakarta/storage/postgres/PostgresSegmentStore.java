@@ -5,6 +5,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -71,15 +72,45 @@ public final class PostgresSegmentStore implements SegmentStore {
             + " (SELECT 1 FROM sync_segment_publications p WHERE p.segment_id = s.segment_id)";
 
     private final OwnTables tables;
+    /** Recently stored or read bytes by content address, least recently used first: immutable, so never stale. */
+    private final LinkedHashMap<String, byte[]> recent = new LinkedHashMap<>(16, 0.75f, true);
+    private final long cacheBytes;
+    private long cachedBytes;
 
-    public PostgresSegmentStore(DataSource dataSource) { this.tables = new OwnTables(dataSource, DDL); }
+    /**
+     * {@code cacheBytes}: how many bytes of recently stored or read segments this node keeps in memory for
+     * {@link #bytes} (0: none). A segment larger than a quarter of it is never kept.
+     */
+    public PostgresSegmentStore(DataSource dataSource, long cacheBytes) {
+        this.tables = new OwnTables(dataSource, DDL);
+        this.cacheBytes = cacheBytes;
+    }
+
+    private synchronized Optional<byte[]> cached(String segmentId) {
+        return Optional.ofNullable(recent.get(segmentId));
+    }
+
+    private synchronized void remember(String segmentId, byte[] bytes) {
+        if (bytes.length > cacheBytes / 4 || recent.containsKey(segmentId)) return;
+        recent.put(segmentId, bytes);
+        cachedBytes += bytes.length;
+        for (var it = recent.entrySet().iterator(); cachedBytes > cacheBytes && it.hasNext(); ) {
+            cachedBytes -= it.next().getValue().length;
+            it.remove();
+        }
+    }
+
+    private synchronized void forgetAll() {
+        recent.clear();
+        cachedBytes = 0;
+    }
 
     @Override
     public Publication publish(Publication p, byte[] bytes) {
         if (!p.segmentId().equals(SegmentStore.segmentId(bytes))) {
             throw new IllegalArgumentException("a segment id must be the SHA-256 of its bytes");
         }
-        return run(c -> {
+        Publication published = run(c -> {
             try (PreparedStatement ps = c.prepareStatement(INSERT_SEGMENT)) {
                 ps.setString(1, p.segmentId());
                 ps.setBytes(2, bytes);
@@ -115,6 +146,8 @@ public final class PostgresSegmentStore implements SegmentStore {
             }
             return p;
         });
+        remember(p.segmentId(), bytes);
+        return published;
     }
 
     @Override
@@ -146,9 +179,12 @@ public final class PostgresSegmentStore implements SegmentStore {
         });
     }
 
+    /** The stored bytes; the array may be shared with other callers and must not be modified. */
     @Override
     public Optional<byte[]> bytes(String segmentId) {
-        return run(c -> {
+        Optional<byte[]> hit = cached(segmentId);
+        if (hit.isPresent()) return hit;
+        Optional<byte[]> read = run(c -> {
             try (PreparedStatement ps = c.prepareStatement(BYTES)) {
                 ps.setString(1, segmentId);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -156,6 +192,8 @@ public final class PostgresSegmentStore implements SegmentStore {
                 }
             }
         });
+        read.ifPresent(b -> remember(segmentId, b));
+        return read;
     }
 
     @Override
@@ -166,7 +204,9 @@ public final class PostgresSegmentStore implements SegmentStore {
                 ps.executeUpdate();
             }
             try (Statement s = c.createStatement()) {
-                return s.executeUpdate(SWEEP_SEGMENTS);
+                int swept = s.executeUpdate(SWEEP_SEGMENTS);
+                if (swept > 0) forgetAll();   // no memory for bytes the database no longer holds
+                return swept;
             }
         });
     }

@@ -314,11 +314,15 @@ final class RowTable {
      * partition.
      */
     private String buildScanPageSql() {
+        // LATERAL with LIMIT 1 (which keeps the planner from flattening it back into a join): one primary-key lookup
+        // per candidate whatever the page size; as a plain join, pages of a few thousand rows were planned as a hash
+        // join over the whole table, a sequential scan per page
         return "SELECT c.row_id, r." + q(VERSION) + ", r." + q(SCOPES) + "::text, r." + q(PAYLOAD) + "\n"
                 + "  FROM (SELECT DISTINCT row_id FROM sync_row_scopes\n"
                 + "         WHERE partition = ? AND tbl = ? AND var = ? AND value = ANY(?::text[]) AND row_id > ?\n"
                 + "         ORDER BY row_id LIMIT ?) c\n"
-                + "  LEFT JOIN " + quoted + " r ON r." + q(PARTITION) + " = ? AND r." + q(ROW_ID) + " = c.row_id\n"
+                + "  LEFT JOIN LATERAL (SELECT " + q(VERSION) + ", " + q(SCOPES) + ", " + q(PAYLOAD) + " FROM " + quoted
+                + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = c.row_id LIMIT 1) r ON true\n"
                 + " ORDER BY c.row_id";
     }
 

@@ -132,18 +132,30 @@ class PostgresExplainTest {
         }
     }
 
+    /** Every project: a subscription whose scope matches the whole table. */
+    private static String[] projects() {
+        String[] all = new String[PROJECTS];
+        for (int i = 0; i < PROJECTS; i++) all[i] = "p" + i;
+        return all;
+    }
+
     @Test @Seed("SPEC §4.7: a scope-filtered snapshot page reads through the row-scope index")
     void snapshotPageUsesIndexScans() throws SQLException {
-        for (String plan : plans(storage.table("tasks").scanPageSql, (ps, c) -> {
-            ps.setString(1, P);
-            ps.setString(2, "tasks");
-            ps.setString(3, "project_id");
-            ps.setArray(4, c.createArrayOf("text", new String[] {"p7", "p8"}));
-            ps.setString(5, "r0050000");
-            ps.setInt(6, 1000);
-            ps.setString(7, P);
-        })) {
-            assertIndexOnly(plan, List.of("sync_row_scopes", "tasks"));
+        // a rows page (1,000), and the pages an image is built from (§5.3: 5,000) over a scope holding most rows
+        for (int limit : new int[] {1000, 5000}) {
+            for (String[] values : List.of(new String[] {"p7", "p8"}, projects())) {
+                for (String plan : plans(storage.table("tasks").scanPageSql, (ps, c) -> {
+                    ps.setString(1, P);
+                    ps.setString(2, "tasks");
+                    ps.setString(3, "project_id");
+                    ps.setArray(4, c.createArrayOf("text", values));
+                    ps.setString(5, "r0050000");
+                    ps.setInt(6, limit);
+                    ps.setString(7, P);
+                })) {
+                    assertIndexOnly(plan, List.of("sync_row_scopes", "tasks"));
+                }
+            }
         }
     }
 

@@ -14,7 +14,7 @@ import syncular.jakarta.storage.SegmentStore;
 /** The PostgreSQL segment store (SPEC §5.1, §5.5; seeds/002 publications) on a real database. */
 class PostgresSegmentStoreTest {
     static final EmbeddedPostgresSupport.Pool DB = EmbeddedPostgresSupport.newDatabase();
-    static final PostgresSegmentStore STORE = new PostgresSegmentStore(DB);
+    static final PostgresSegmentStore STORE = new PostgresSegmentStore(DB, 0);
 
     @AfterAll
     static void close() { DB.close(); }
@@ -45,6 +45,47 @@ class PostgresSegmentStoreTest {
         assertEquals(id, STORE.find(key(p, "e1", "d2", null), 2_000).orElseThrow().segmentId());
         assertTrue(STORE.find(key(p, "e1", "d2", null), 2_500).isEmpty(), "an expired publication is not reused");
         assertTrue(STORE.find(key(p, "e1", "d2", "row-9"), 2_000).isEmpty(), "cursors are part of the context");
+    }
+
+    @Test
+    void recentBytesAreServedFromMemoryWithinTheBudgetAndForgottenWhenASweepDeletesSegments() throws Exception {
+        PostgresSegmentStore cached = new PostgresSegmentStore(DB, 4_000);
+        String p = EmbeddedPostgresSupport.partition("cache");
+        byte[][] segments = new byte[3][];
+        String[] ids = new String[3];
+        for (int i = 0; i < 3; i++) {
+            segments[i] = new byte[900];
+            java.util.Arrays.fill(segments[i], (byte) i);
+            segments[i][0] = (byte) p.hashCode();
+            ids[i] = SegmentStore.segmentId(segments[i]);
+            cached.publish(new SegmentStore.Publication(ids[i], key(p, "e", "d" + i, null), 900, 1, 0, 100),
+                    segments[i]);
+        }
+        byte[] large = new byte[1_500];   // above a quarter of the budget: never kept
+        large[0] = (byte) p.hashCode();
+        String largeId = SegmentStore.segmentId(large);
+        cached.publish(new SegmentStore.Publication(largeId, key(p, "e", "dl", null), 1_500, 1, 0, 100), large);
+        try (var c = DB.getConnection(); var st = c.createStatement()) {
+            st.execute("UPDATE sync_segments SET bytes = '\\x00' WHERE segment_id IN ('" + ids[0] + "', '" + ids[1]
+                    + "', '" + largeId + "')");
+        }
+        assertArrayEquals(segments[0], cached.bytes(ids[0]).orElseThrow(), "the stored bytes, from memory");
+        assertArrayEquals(new byte[] {0}, cached.bytes(largeId).orElseThrow(), "a large one is read from the database");
+        assertArrayEquals(segments[0], cached.bytes(ids[0]).orElseThrow());
+
+        // 3 × 900 and then 3 more: the least recently used (1, 2: 0 was just read) go first, within 4,000 bytes
+        for (int i = 0; i < 3; i++) {
+            byte[] more = new byte[900];
+            java.util.Arrays.fill(more, (byte) (10 + i));
+            more[0] = (byte) p.hashCode();
+            cached.publish(new SegmentStore.Publication(SegmentStore.segmentId(more), key(p, "e", "m" + i, null), 900,
+                    1, 0, 100), more);
+        }
+        assertArrayEquals(new byte[] {0}, cached.bytes(ids[1]).orElseThrow(), "evicted: read from the database again");
+        assertArrayEquals(segments[0], cached.bytes(ids[0]).orElseThrow(), "recently read: still in memory");
+
+        assertTrue(cached.sweepExpired(1_000) > 0);
+        assertTrue(cached.bytes(ids[1]).isEmpty(), "a swept segment is gone from memory too");
     }
 
     @Test
