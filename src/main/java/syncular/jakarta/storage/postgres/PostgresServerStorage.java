@@ -516,12 +516,17 @@ public final class PostgresServerStorage implements ServerStorage {
         if (first.getValue().isEmpty()) return rows;
         String after = query.afterRowId() == null ? "" : query.afterRowId();
         int batch = Math.max(64, query.limit());
-        try (PreparedStatement ps = c.prepareStatement(t.scanPageSql)) {
+        boolean oneValue = first.getValue().size() == 1;
+        try (PreparedStatement ps = c.prepareStatement(oneValue ? t.scanPageOneValueSql : t.scanPageSql)) {
             while (rows.size() < query.limit()) {
                 ps.setString(1, partition);
                 ps.setString(2, t.schema.name());
                 ps.setString(3, first.getKey());
-                ps.setArray(4, c.createArrayOf("text", first.getValue().toArray()));
+                if (oneValue) {
+                    ps.setString(4, first.getValue().get(0));
+                } else {
+                    ps.setArray(4, c.createArrayOf("text", first.getValue().toArray()));
+                }
                 ps.setString(5, after);
                 ps.setInt(6, batch);
                 ps.setString(7, partition);

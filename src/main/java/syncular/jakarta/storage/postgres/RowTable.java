@@ -66,6 +66,7 @@ final class RowTable {
         this.selectRowsSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
                 + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ANY(?::text[])";
         this.scanPageSql = buildScanPageSql();
+        this.scanPageOneValueSql = scanPageSql.replace("value = ANY(?::text[])", "value = ?");
     }
 
     static String quoteIdent(String name) { return "\"" + name.replace("\"", "\"\"") + "\""; }
@@ -313,6 +314,13 @@ final class RowTable {
      * vanished must still advance the keyset cursor. Params: partition, tbl, var, values[], afterRowId, limit,
      * partition.
      */
+    /**
+     * {@link #scanPageSql} for one scope value (the common subscription): {@code value = ?} lets the row-scope
+     * primary key (partition, tbl, var, value, row_id) serve the page as one ordered range, where {@code ANY} walks
+     * the by-row index past every other value's rows. Same parameters, the fourth a text.
+     */
+    final String scanPageOneValueSql;
+
     private String buildScanPageSql() {
         // LATERAL with LIMIT 1 (which keeps the planner from flattening it back into a join): one primary-key lookup
         // per candidate whatever the page size; as a plain join, pages of a few thousand rows were planned as a hash

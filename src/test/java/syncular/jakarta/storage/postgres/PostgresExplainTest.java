@@ -156,6 +156,19 @@ class PostgresExplainTest {
                     assertIndexOnly(plan, List.of("sync_row_scopes", "tasks"));
                 }
             }
+            // one value: an ordered range of the row-scope primary key, not a walk past other values' rows
+            for (String plan : plans(storage.table("tasks").scanPageOneValueSql, (ps, c) -> {
+                ps.setString(1, P);
+                ps.setString(2, "tasks");
+                ps.setString(3, "project_id");
+                ps.setString(4, "p7");
+                ps.setString(5, "r0000000");
+                ps.setInt(6, limit);
+                ps.setString(7, P);
+            })) {
+                assertIndexOnly(plan, List.of("sync_row_scopes", "tasks"));
+                assertTrue(plan.contains("sync_row_scopes_pkey"), () -> "not the row-scope primary key:\n" + plan);
+            }
         }
     }
 
