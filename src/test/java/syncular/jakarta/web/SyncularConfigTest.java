@@ -143,6 +143,28 @@ class SyncularConfigTest {
         assertMessage(with("syncular.leases.ttl-ms", "soon"), "syncular.leases.ttl-ms must be a whole number of ms");
     }
 
+    @Test
+    void imagesAreOnByDefaultBuiltInTheTemporaryDirectoryAndSegmentsCachedWithinABudget() {
+        SyncularConfig defaults = SyncularConfig.from(config(DB));
+        assertTrue(defaults.images().enabled());
+        assertEquals(java.nio.file.Path.of(System.getProperty("java.io.tmpdir")), defaults.images().directory());
+        assertEquals(Runtime.getRuntime().availableProcessors(), defaults.images().concurrentBuilds());
+        assertEquals(64L * 1024 * 1024, defaults.limits().segmentCacheBytes());
+
+        assertFalse(SyncularConfig.from(config(with("syncular.images.enabled", "false"))).images().enabled());
+        assertEquals(3, SyncularConfig.from(config(with("syncular.images.concurrent-builds", "3")))
+                .images().concurrentBuilds());
+        assertEquals(0, SyncularConfig.from(config(with("syncular.limits.segment-cache-bytes", "0")))
+                .limits().segmentCacheBytes());
+        assertMessage(with("syncular.images.directory", "/nonexistent/images"),
+                "syncular.images.directory must be an existing directory: /nonexistent/images");
+        assertMessage(with("syncular.images.concurrent-builds", "0"),
+                "syncular.images.concurrent-builds must be at least 1");
+        assertMessage(with("syncular.images.enabled", "sometimes"), "syncular.images.enabled must be true or false");
+        assertMessage(with("syncular.limits.segment-cache-bytes", "-1"),
+                "syncular.limits.segment-cache-bytes must be at least 0");
+    }
+
     private static Map<String, String> with(String key, String value) {
         Map<String, String> m = new HashMap<>(DB);
         m.put(key, value);
