@@ -76,7 +76,7 @@ class SqliteImageLaneTest {
     static void close() { db.close(); }
 
     /** Counts image publications: how many times an image was built and stored. */
-    private static final class CountingStore implements SegmentStore {
+    private static class CountingStore implements SegmentStore {
         final AtomicInteger published = new AtomicInteger();
 
         @Override
@@ -245,6 +245,79 @@ class SqliteImageLaneTest {
             SegmentRef ref = (SegmentRef) body(pull(h, actor, "late", "p1", WITH_SQLITE, 100, 1, -1, null)).get(0);
             assertEquals(10_000, ref.rowCount());
         } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void noRequestHoldsADatabaseConnectionWhileAnImageIsStoredOrWhileItWaitsForAnotherRequestsBuild()
+            throws Exception {
+        AtomicInteger checkedOut = new AtomicInteger();
+        javax.sql.DataSource counting = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (proxy, m, args) -> {
+                    if (!m.getName().equals("getConnection")) return m.invoke(db, args);
+                    Connection c = (Connection) m.invoke(db, args);
+                    checkedOut.incrementAndGet();
+                    boolean[] closed = {false};
+                    return java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                            new Class<?>[] {Connection.class}, (p2, m2, a2) -> {
+                                if (m2.getName().equals("close") && !closed[0]) {
+                                    closed[0] = true;
+                                    checkedOut.decrementAndGet();
+                                }
+                                try {
+                                    return m2.invoke(c, a2);
+                                } catch (java.lang.reflect.InvocationTargetException e) {
+                                    throw e.getCause();
+                                }
+                            });
+                });
+        PostgresServerStorage counted = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
+                System::currentTimeMillis);
+        CountDownLatch storing = new CountDownLatch(1);
+        CountDownLatch stored = new CountDownLatch(1);
+        CountingStore store = new CountingStore() {
+            @Override
+            public Publication publish(Publication publication, byte[] bytes) {
+                storing.countDown();
+                try {
+                    stored.await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return super.publish(publication, bytes);
+            }
+        };
+        SqliteImageLane lane = new SqliteImageLane(store, System::currentTimeMillis, 3_600_000, dir, 2);
+        SyncHandler h = new SyncHandler(counted, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
+                System::currentTimeMillis, SyncSettings.DEFAULTS,
+                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane)),
+                Validation.NONE, Leases.OFF);
+        Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("image-connections"));
+        seed(h, actor, "p1", 0, 50);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<ResponseMessage> builder = pool.submit(() -> pull(h, actor, "a", "p1", WITH_SQLITE, 10, 1, -1, null));
+            assertTrue(storing.await(30, java.util.concurrent.TimeUnit.SECONDS), "the build reached its store");
+            assertEquals(0, checkedOut.get(), "the building request holds no connection while its image is stored");
+            Thread[] waiter = new Thread[1];
+            Future<ResponseMessage> second = pool.submit(() -> {
+                waiter[0] = Thread.currentThread();
+                return pull(h, actor, "b", "p1", WITH_SQLITE, 10, 1, -1, null);
+            });
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (!(waiter[0] != null && waiter[0].getState() == Thread.State.WAITING && checkedOut.get() == 0)) {
+                assertTrue(System.nanoTime() < deadline, "the second request never waited without a connection: "
+                        + checkedOut.get() + " checked out");
+                Thread.sleep(5);
+            }
+            stored.countDown();
+            SegmentRef a = (SegmentRef) body(builder.get()).get(0);
+            SegmentRef b = (SegmentRef) body(second.get()).get(0);
+            assertEquals(a.segmentId(), b.segmentId());
+            assertEquals(1, store.published.get());
+        } finally {
+            stored.countDown();
             pool.shutdownNow();
         }
     }
