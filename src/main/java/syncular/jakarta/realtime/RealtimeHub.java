@@ -257,9 +257,11 @@ public final class RealtimeHub implements CommitFeed.Listener {
             return;
         }
         int maxDelta = settings.maxDeltaBytes();
+        // one filtering and encoding per distinct (wire, epoch, registrations), shared by the sessions that have it
+        java.util.Map<RealtimeSession.DeltaKey, byte[]> encoded = new java.util.HashMap<>();
         for (RealtimeSession s : sessions) {
             try {
-                s.deliver(commit.get(), maxDelta, now);
+                s.deliver(commit.get(), maxDelta, now, encoded);
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "delivering commit " + commitSeq + " to a realtime session failed", e);
             }

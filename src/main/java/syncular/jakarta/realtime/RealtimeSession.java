@@ -4,6 +4,7 @@ import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -416,38 +417,60 @@ public final class RealtimeSession {
 
     // ------------------------------------------------------------------ fanout
 
-    /** Called by the hub for every commit of the partition, in commitSeq order (§8.2). */
-    void deliver(StoredCommit commit, int maxDeltaBytes, long nowMs) {
-        List<ResponseFrame> frames;
+    /**
+     * What a delta's bytes depend on besides the commit: the wire version, the log epoch and the registrations
+     * (ids, tables, effective scopes). Sessions with equal keys get the same bytes for a commit.
+     */
+    record DeltaKey(int wireVersion, String logEpoch, List<Registration> registrations) { }
+
+    /** Stands for "no registration of this key matches the commit": nothing to send. */
+    private static final byte[] NO_DELTA = new byte[0];
+
+    /**
+     * Called by the hub for every commit of the partition, in commitSeq order (§8.2). {@code encoded}: this commit's
+     * tagged delta bytes by {@link DeltaKey}, shared by the hub across its sessions, so a delta is filtered and
+     * encoded once per distinct key, not once per socket (issue 15); each session sends its own buffer over the
+     * shared, never written, array.
+     */
+    void deliver(StoredCommit commit, int maxDeltaBytes, long nowMs, Map<DeltaKey, byte[]> encoded) {
         synchronized (this) {
             if (closed) return;
             lastKnownSeq = Math.max(lastKnownSeq, commit.commitSeq());
             notifyAll();   // a round waiting for its own commits (awaitOwnCommits)
             if (commit.commitSeq() <= cursor) return;   // the client already has it (pulled or acked)
-            frames = sections(commit);
-            if (frames == null) return;
+            byte[] delta = encoded.computeIfAbsent(new DeltaKey(wireVersion, logEpoch, registrations),
+                    k -> encodeDelta(commit));
+            if (delta == NO_DELTA) return;
             if (roundInFlight || wakePending) {
                 // §8.7: no delta inside a round's stream; §8.2: deltas must be cursor-contiguous
                 wake(RealtimeControl.WakeReason.CATCHUP_REQUIRED, nowMs);
                 return;
             }
-            RespHeader header = WireVersion.hasLogEpoch(wireVersion) ? RespHeader.v2(null, null, logEpoch, false)
-                    : RespHeader.v1(null, null);
-            frames.add(0, header);
-            byte[] bytes = ResponseEncoder.encode(new ResponseMessage(wireVersion, frames));
-            if (bytes.length > maxDeltaBytes) {
+            if (delta.length - 1 > maxDeltaBytes) {
                 wake(RealtimeControl.WakeReason.DELTA_TOO_LARGE, nowMs);
                 return;
             }
-            ByteBuffer tagged = ByteBuffer.allocate(bytes.length + 1);
-            tagged.put((byte) RealtimeControl.TAG_DELTA).put(bytes).flip();
-            if (!outbox.offerDelta(tagged)) {
+            if (!outbox.offerDelta(ByteBuffer.wrap(delta))) {
                 // too far behind: a bounded queue, and the client pulls what it missed
                 wake(RealtimeControl.WakeReason.CATCHUP_REQUIRED, nowMs);
                 return;
             }
             cursor = commit.commitSeq();
         }
+    }
+
+    /** The tagged delta message of {@code commit} for this session's key, or {@link #NO_DELTA}. */
+    private byte[] encodeDelta(StoredCommit commit) {
+        List<ResponseFrame> frames = sections(commit);
+        if (frames == null) return NO_DELTA;
+        RespHeader header = WireVersion.hasLogEpoch(wireVersion) ? RespHeader.v2(null, null, logEpoch, false)
+                : RespHeader.v1(null, null);
+        frames.add(0, header);
+        byte[] bytes = ResponseEncoder.encode(new ResponseMessage(wireVersion, frames));
+        byte[] tagged = new byte[bytes.length + 1];
+        tagged[0] = (byte) RealtimeControl.TAG_DELTA;
+        System.arraycopy(bytes, 0, tagged, 1, bytes.length);
+        return tagged;
     }
 
     /** SUB_START COMMIT SUB_END per registration with matching changes (REF: one commit per delta), or null. */

@@ -3,6 +3,7 @@ package syncular.jakarta.realtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -192,6 +193,61 @@ class RealtimeHubTest {
         ResponseMessage next = socket.nextBinary(0x00);
         assertEquals(third, assertInstanceOf(CommitFrame.class, next.frames().get(2)).commitSeq());
         assertNull(socket.sent.poll(200, TimeUnit.MILLISECONDS));
+    }
+
+    /** A socket that keeps the array behind each binary message it was handed. */
+    static final class ArrayRecorder implements SocketChannel {
+        final LinkedBlockingQueue<byte[]> arrays = new LinkedBlockingQueue<>();
+
+        @Override
+        public void sendText(String text, Consumer<Throwable> done) { done.accept(null); }
+
+        @Override
+        public void sendBinary(ByteBuffer data, Consumer<Throwable> done) {
+            arrays.add(data.array());
+            done.accept(null);
+        }
+
+        @Override
+        public void close(int code, String reason) { }
+
+        byte[] next() throws InterruptedException {
+            byte[] b = arrays.poll(10, TimeUnit.SECONDS);
+            if (b == null) throw new AssertionError("nothing sent");
+            return b;
+        }
+    }
+
+    /** Issue 15: a commit's delta is filtered and encoded once per distinct registration set, not once per socket. */
+    @Test
+    void socketsWithTheSameRegistrationsShareOneEncodingOfADelta() throws Exception {
+        Node n = nodes.get(0);
+        List<ArrayRecorder> sameScope = new ArrayList<>();
+        for (String reader : List.of("r1", "r2", "r3")) {
+            n.handler.handle(actor, pull(reader, "p1", -1));
+            ArrayRecorder socket = new ArrayRecorder();
+            n.hub.connect(actor, reader, socket);
+            sameScope.add(socket);
+        }
+        n.handler.handle(actor, pull("other", "p2", -1));
+        ArrayRecorder other = new ArrayRecorder();
+        n.hub.connect(actor, "other", other);
+
+        long seq = push(n, "writer", "t1", "p1");
+        byte[] first = sameScope.get(0).next();
+        for (ArrayRecorder socket : sameScope.subList(1, 3)) {
+            assertSame(first, socket.next(), "the same encoded delta, not a copy per socket");
+        }
+        ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(first, 1, first.length));
+        assertEquals(seq, assertInstanceOf(CommitFrame.class, delta.frames().get(2)).commitSeq());
+        assertNull(other.arrays.poll(200, TimeUnit.MILLISECONDS), "another scope's socket gets nothing");
+
+        long p2 = push(n, "writer", "t2", "p2");
+        byte[] theirs = other.next();
+        assertEquals(p2, assertInstanceOf(CommitFrame.class, ResponseDecoder.decode(
+                Arrays.copyOfRange(theirs, 1, theirs.length)).frames().get(2)).commitSeq());
+        assertEquals("s-p2", assertInstanceOf(SubStart.class, ResponseDecoder.decode(
+                Arrays.copyOfRange(theirs, 1, theirs.length)).frames().get(1)).id());
     }
 
     /** Issue 13 items 3 and 6: the socket's clientId meets the same rules as the HTTP request header's. */
