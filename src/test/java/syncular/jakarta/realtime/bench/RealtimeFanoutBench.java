@@ -39,7 +39,7 @@ import syncular.jakarta.wire.Subscription;
  * Prints Markdown rows for docs/benchmarks.md "## Realtime".
  *
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
- *     -Dexec.mainClass=syncular.jakarta.realtime.bench.RealtimeFanoutBench</pre>
+ *     -Dexec.mainClass=syncular.jakarta.realtime.bench.RealtimeFanoutBench [-Dbench.sessions=100,1000,10000]</pre>
  */
 public final class RealtimeFanoutBench {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
@@ -93,7 +93,9 @@ public final class RealtimeFanoutBench {
     public static void main(String[] args) throws Exception {
         System.out.println("| sessions | nodes | commits | deltas | p50 ms | p95 ms | p99 ms | max ms |");
         System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (int sessions : new int[] {100, 1_000}) {
+        // -Dbench.sessions=100,1000,10000 (the default): the session counts measured, each on one node and two
+        for (String level : System.getProperty("bench.sessions", "100,1000,10000").split(",")) {
+            int sessions = Integer.parseInt(level.trim());
             for (int nodes : new int[] {1, 2}) run(sessions, nodes);
         }
         idleMemory(1_000);
