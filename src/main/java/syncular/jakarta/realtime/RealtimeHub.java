@@ -25,6 +25,8 @@ import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.ClientSubscription;
 import syncular.jakarta.storage.CommitFeed;
 import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.RequestPreamble;
+import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.sync.Scopes;
@@ -125,15 +127,21 @@ public final class RealtimeHub implements CommitFeed.Listener {
 
     private RealtimeSession register(Context ctx, Identity identity, String clientId, SocketChannel channel) {
         String partition = identity.partition();
-        PartitionRegistryEntry registry = ctx.storage().touchPartition(partition, ctx.clock().nowMs(),
-                UUID.randomUUID().toString());
-        Optional<ClientRecord> record = ctx.storage().getClientRecord(partition, clientId);
+        // issue 15: the partition touch, the client record and the log head in one round trip (the request
+        // preamble's; its serve-gate read is not used here)
+        RequestPreamble pre;
+        try (StorageSession s = ctx.storage().openSession(partition)) {
+            pre = s.preamble(ctx.clock().nowMs(), UUID.randomUUID().toString(), ctx.schema().version(), clientId,
+                    true);
+        }
+        PartitionRegistryEntry registry = pre.registry();
+        Optional<ClientRecord> record = pre.clientRecord();
         if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
             throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
                     "clientId is bound to a different actor in this partition (§1.5)");
         }
         List<Registration> registrations = registrations(ctx, identity, record);
-        long latest = ctx.storage().getMaxCommitSeq(partition);
+        long latest = pre.maxCommitSeq();
         long cursor = record.map(ClientRecord::cursor).orElse(-1L);
         int wire = record.map(ClientRecord::wireVersion).filter(WireVersion::isSupported).orElse(WireVersion.V1);
         RealtimeSession session = new RealtimeSession(this, identity, clientId, registry.logEpoch(), wire, cursor,

@@ -12,6 +12,7 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -19,10 +20,17 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import syncular.jakarta.host.Identity;
+import syncular.jakarta.host.ScopeResolver;
+import syncular.jakarta.realtime.RealtimeHub;
+import syncular.jakarta.realtime.RealtimeSession;
+import syncular.jakarta.realtime.RealtimeSettings;
+import syncular.jakarta.realtime.Registration;
+import syncular.jakarta.realtime.SocketChannel;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
@@ -139,6 +147,44 @@ class RoundTripBudgetTest {
             assertEquals(1, counting.commits.get(), "one transaction: the push group's");
             assertTrue(counting.checkouts.get() <= 3, "checkouts: the session (taken again after the push wait) "
                     + "and the push group's; was " + counting.checkouts.get());
+        }
+    }
+
+    /** Issue 15: a WebSocket attach (touch, client record, log head, registration, the head re-read) is two. */
+    @Test
+    void aWebSocketAttachTakesTwoRoundTripsAndTwoCheckouts() {
+        Counting counting = new Counting(db);
+        PostgresServerStorage storage = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
+                () -> 1_000L);
+        storage.ensureSchema(SCHEMA, List.of());
+        ScopeResolver all = identity -> Map.of("project_id", List.of("*"));
+        SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of, all, () -> 1_000L,
+                SyncSettings.DEFAULTS, null, Validation.NONE, Leases.OFF);
+        Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("budget-attach"));
+        handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("c1", 1),
+                new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, -1, null))));
+        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, all, () -> 1_000L, 1 << 20);
+        try (PostgresCommitFeed feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500)) {
+            RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, RealtimeSettings.DEFAULTS);
+            counting.reset();
+            RealtimeSession session = hub.connect(actor, "c1", new SocketChannel() {
+                @Override
+                public void sendText(String text, java.util.function.Consumer<Throwable> done) { done.accept(null); }
+
+                @Override
+                public void sendBinary(java.nio.ByteBuffer data, java.util.function.Consumer<Throwable> done) {
+                    done.accept(null);
+                }
+
+                @Override
+                public void close(int code, String reason) { }
+            });
+            assertEquals(2, counting.roundTrips.get(),
+                    "the preamble (touch, client record, log head) and the head re-read after registering");
+            assertEquals(2, counting.checkouts.get());
+            assertEquals(List.of("s"), session.registrations().stream().map(Registration::id).toList(),
+                    "the client record's subscription is registered");
         }
     }
 
