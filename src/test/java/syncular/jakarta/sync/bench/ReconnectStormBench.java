@@ -1,0 +1,247 @@
+package syncular.jakarta.sync.bench;
+
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import syncular.jakarta.wire.ErrorFrame;
+import syncular.jakarta.wire.MessageScanner;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestEncoder;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseDecoder;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.SubEnd;
+import syncular.jakarta.wire.Subscription;
+
+/**
+ * Reconnect storm (issue 15; NOT a test), target-neutral like {@link SyncLoadDriver} and shaped like the upstream
+ * load suite's {@code reconnect-storm} scenario: {@code --vus} realtime clients, each first connected and caught up
+ * over its socket, then in a loop for {@code --seconds}: close, open a new WebSocket to {@code <base>realtime} with
+ * its clientId, wait for {@code hello}, run one catch-up round over the socket (tag 0x01, a pull of the storm project
+ * from its cursor: limitCommits 200), wait 20 ms. A writer pushes one upsert into the storm project every 10 ms over
+ * HTTP the whole time, so every reconnect has real catch-up work. Reported: reconnects/s, and latency of connect +
+ * hello + round (p50/p95/p99), failures (a round answered with ERROR, a socket error or timeout).
+ *
+ * <p>Options: {@code --url=} base URL (ours {@code http://localhost:8787/syncular/}, the reference's load server
+ * {@code http://localhost:PORT/}), {@code --vus=40}, {@code --seconds=20}, {@code --seed=2000} rows in the storm
+ * project before, {@code --runs=1}; other {@code --key=value} options of the side-by-side kit are ignored.
+ */
+public final class ReconnectStormBench {
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10)).build();
+    private static final String PROJECT = "storm";
+
+    private ReconnectStormBench() { }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> o = new HashMap<>();
+        for (String a : args) {
+            if (!a.startsWith("--") || !a.contains("=")) throw new IllegalArgumentException("not --key=value: " + a);
+            o.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
+        }
+        URI base = URI.create(o.getOrDefault("url", "http://localhost:8787/syncular/"));
+        int vus = Integer.parseInt(o.getOrDefault("vus", "40"));
+        int seconds = Integer.parseInt(o.getOrDefault("seconds", "20"));
+        int seed = Integer.parseInt(o.getOrDefault("seed", "2000"));
+        int runs = Integer.parseInt(o.getOrDefault("runs", "1"));
+        System.out.printf("# ReconnectStormBench %s vus=%d seconds=%d seed=%d%n", base, vus, seconds, seed);
+        for (int from = 0; from < seed; from += 500) {
+            List<PushCommit.Operation> ops = new ArrayList<>();
+            for (int i = from; i < Math.min(seed, from + 500); i++) {
+                String id = String.format("%s-%06d", PROJECT, i);
+                ops.add(PushCommit.Operation.upsert("tasks", id, null, BenchSupport.task(id, PROJECT, "row " + i,
+                        false, i % 5, 1_700_000_000_000L + i)));
+            }
+            post(base, new RequestMessage(1, List.of(new ReqHeader("rc-seeder", 1), new PushCommit("s" + from, ops))));
+        }
+        System.out.printf("%-4s %12s %12s %9s %9s %9s %9s%n", "run", "reconnects", "per second", "p50 ms", "p95 ms",
+                "p99 ms", "failures");
+        for (int run = 1; run <= runs; run++) run(base, vus, seconds, run);
+        System.exit(0);
+    }
+
+    private static void run(URI base, int vus, int seconds, int run) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong failures = new AtomicLong();
+        ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+        Thread writer = new Thread(() -> {
+            long n = 0;
+            while (!stop.get()) {
+                try {
+                    String id = PROJECT + "-hot-" + (n % 50);
+                    post(base, new RequestMessage(1, List.of(new ReqHeader("rc-writer", 1), new PushCommit(
+                            "w" + run + "-" + n++, List.of(PushCommit.Operation.upsert("tasks", id, null,
+                            BenchSupport.task(id, PROJECT, "hot " + n, n % 2 == 0, 1, n)))))));
+                    Thread.sleep(10);
+                } catch (Exception e) {
+                    failures.incrementAndGet();
+                }
+            }
+        }, "rc-writer");
+        writer.start();
+        List<Thread> clients = new ArrayList<>();
+        for (int v = 0; v < vus; v++) {
+            String clientId = "rc-" + run + "-" + v;
+            Thread t = new Thread(() -> {
+                long cursor = -1;
+                try {
+                    // connected and caught up first: the "already connected" fleet
+                    Socket s = Socket.open(base, clientId);
+                    cursor = s.catchUp(clientId, cursor, true);
+                    s.close();
+                } catch (Exception e) {
+                    failures.incrementAndGet();
+                    return;
+                }
+                while (!stop.get()) {
+                    long t0 = System.nanoTime();
+                    try {
+                        Socket s = Socket.open(base, clientId);
+                        cursor = s.catchUp(clientId, cursor, false);
+                        long took = System.nanoTime() - t0;
+                        s.close();
+                        if (!stop.get()) latencies.add(took);
+                        Thread.sleep(20);
+                    } catch (Exception e) {
+                        failures.incrementAndGet();
+                    }
+                }
+            }, "rc-" + v);
+            clients.add(t);
+        }
+        long start = System.nanoTime();
+        for (Thread t : clients) t.start();
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        long end = System.nanoTime();
+        for (Thread t : clients) t.join(30_000);
+        writer.join(30_000);
+        long[] v = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+        System.out.printf("%-4d %12d %12.1f %9.2f %9.2f %9.2f %9d%n", run, v.length, v.length / ((end - start) / 1e9),
+                BenchSupport.percentileMs(v, 0.50), BenchSupport.percentileMs(v, 0.95),
+                BenchSupport.percentileMs(v, 0.99), failures.get());
+    }
+
+    /** One realtime socket: waits for hello, runs rounds over it. */
+    static final class Socket implements WebSocket.Listener {
+        private final CompletableFuture<Void> hello = new CompletableFuture<>();
+        private volatile CompletableFuture<ResponseMessage> round;
+        private final StringBuilder text = new StringBuilder();
+        private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
+        private MessageScanner scanner;
+        private WebSocket ws;
+
+        static Socket open(URI base, String clientId) throws Exception {
+            Socket s = new Socket();
+            URI uri = URI.create(base.toString().replaceFirst("^http", "ws") + "realtime?clientId=" + clientId);
+            s.ws = HTTP.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10)).buildAsync(uri, s)
+                    .get(20, TimeUnit.SECONDS);
+            s.hello.get(20, TimeUnit.SECONDS);
+            return s;
+        }
+
+        /** Rounds from {@code cursor} until the subscription is caught up (or one round); returns the new cursor. */
+        long catchUp(String clientId, long cursor, boolean untilDone) throws Exception {
+            String token = null;
+            while (true) {
+                round = new CompletableFuture<>();
+                byte[] body = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(clientId, 1),
+                        new PullHeader(200, 10_000, 1, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                        new Subscription("storm", "tasks", Map.of("project_id", List.of(PROJECT)), null, cursor,
+                                token))));
+                byte[] tagged = new byte[body.length + 1];
+                tagged[0] = 0x01;
+                System.arraycopy(body, 0, tagged, 1, body.length);
+                ws.sendBinary(ByteBuffer.wrap(tagged), true).get(20, TimeUnit.SECONDS);
+                ResponseMessage m = round.get(30, TimeUnit.SECONDS);
+                for (ResponseFrame f : m.frames()) {
+                    if (f instanceof ErrorFrame e) throw new IllegalStateException("round error " + e.code());
+                    if (f instanceof SubEnd e) {
+                        cursor = e.nextCursor();
+                        token = e.bootstrapStateJson();
+                    }
+                }
+                if (!untilDone || token == null) return cursor;
+            }
+        }
+
+        void close() {
+            ws.sendClose(WebSocket.NORMAL_CLOSURE, "bye");
+            ws.abort();
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            text.append(data);
+            if (last) {
+                if (text.indexOf("\"hello\"") >= 0) hello.complete(null);
+                text.setLength(0);
+            }
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+            byte[] b = new byte[data.remaining()];
+            data.get(b);
+            binary.write(b, 0, b.length);
+            if (last) {
+                byte[] message = binary.toByteArray();
+                binary.reset();
+                if (message.length > 0 && message[0] == 0x01) {
+                    if (scanner == null) scanner = new MessageScanner(64L << 20);
+                    Optional<MessageScanner.Scanned> done = scanner.feed(message, 1, message.length - 1);
+                    if (done.isPresent()) {
+                        scanner = null;
+                        CompletableFuture<ResponseMessage> r = round;
+                        if (r != null) {
+                            try {
+                                r.complete(ResponseDecoder.decode(done.get().message()));
+                            } catch (RuntimeException e) {
+                                r.completeExceptionally(e);
+                            }
+                        }
+                    }
+                }
+            }
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            hello.completeExceptionally(error);
+            CompletableFuture<ResponseMessage> r = round;
+            if (r != null) r.completeExceptionally(error);
+        }
+    }
+
+    private static void post(URI base, RequestMessage request) throws Exception {
+        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(base.resolve("sync")).timeout(Duration.ofMinutes(2))
+                .header("Content-Type", "application/vnd.syncular.sync.v2")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(RequestEncoder.encode(request))).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        if (r.statusCode() != 200) throw new IllegalStateException("HTTP " + r.statusCode());
+        ResponseDecoder.decode(r.body());
+    }
+}
