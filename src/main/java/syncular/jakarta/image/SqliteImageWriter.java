@@ -23,8 +23,8 @@ import syncular.jakarta.wire.ColumnDescriptor;
  *
  * <p>Rows go into a temporary file inside one SQLite transaction (no journal, no syncs: the file is scratch until
  * {@link #finish} reads it), a thousand per native call, so building holds no more than SQLite's page cache and one
- * batch in memory whatever the table's size; a row SQLite refuses (a duplicate key) fails the batch that holds it. The connection is opened directly, never through {@code DriverManager}, so a redeployed WAR
- * leaves no driver of its old class loader registered. Not thread-safe: one writer per image.
+ * batch in memory whatever the table's size; a row SQLite refuses (a duplicate key) fails the batch that holds it.
+ * The connection is opened directly, never through {@code DriverManager}. Not thread-safe: one writer per image.
  */
 public final class SqliteImageWriter implements AutoCloseable {
     /** The §5.6 version column inside an image. */
@@ -83,7 +83,8 @@ public final class SqliteImageWriter implements AutoCloseable {
     /** Appends one row: {@code values} in column order as the row codec decodes them, and its server version. */
     public void add(long serverVersion, Object[] values) {
         if (values.length != columns.size()) {
-            throw new IllegalArgumentException("a row of " + values.length + " values for " + columns.size() + " columns");
+            throw new IllegalArgumentException("a row of " + values.length + " values for " + columns.size()
+                    + " columns");
         }
         try {
             for (int i = 0; i < values.length; i++) bind(insert, i + 1, values[i]);

@@ -2,6 +2,7 @@ package syncular.jakarta.realtime;
 
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,8 +27,8 @@ import syncular.jakarta.storage.ClientSubscription;
 import syncular.jakarta.storage.CommitFeed;
 import syncular.jakarta.storage.PartitionRegistryEntry;
 import syncular.jakarta.storage.RequestPreamble;
-import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.sync.Scopes;
 import syncular.jakarta.sync.ClientIds;
@@ -266,7 +267,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
         int maxDelta = settings.maxDeltaBytes();
         // one filtering and encoding per distinct (wire, epoch, registrations), shared by the sessions that have it
-        java.util.Map<RealtimeSession.DeltaKey, byte[]> encoded = new java.util.HashMap<>();
+        Map<RealtimeSession.DeltaKey, byte[]> encoded = new HashMap<>();
         for (RealtimeSession s : sessions) {
             try {
                 s.deliver(commit.get(), maxDelta, now, encoded);

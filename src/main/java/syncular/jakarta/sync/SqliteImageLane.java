@@ -67,7 +67,8 @@ public final class SqliteImageLane {
                 request.asOfCommitSeq(), null, null);
         Optional<SegmentStore.Publication> live = store.find(key, clock.nowMs());
         if (live.isEmpty()) {
-            List<StoredRow> probe = session.scanRows(new RowScanQuery(table.name(), scopes, null, limitSnapshotRows + 1));
+            List<StoredRow> probe = session.scanRows(new RowScanQuery(table.name(), scopes, null,
+                    limitSnapshotRows + 1));
             if (probe.size() <= limitSnapshotRows) return Optional.empty();
             live = buildOnce(session, key, table, scopes, probe);
         }
@@ -110,12 +111,12 @@ public final class SqliteImageLane {
         long rows;
         try (SqliteImageWriter image = new SqliteImageWriter(directory, table.name(), table.descriptors(),
                 table.primaryKey())) {
-            for (StoredRow r : probe) image.add(r.serverVersion(), RowCodec.decode(table.descriptors(), r.payload()));
+            addAll(image, table, probe);
             String after = probe.get(probe.size() - 1).rowId();
             while (true) {
                 List<StoredRow> page = session.scanRows(new RowScanQuery(table.name(), scopes, after, SCAN_PAGE_ROWS));
                 session.release();
-                for (StoredRow r : page) image.add(r.serverVersion(), RowCodec.decode(table.descriptors(), r.payload()));
+                addAll(image, table, page);
                 if (page.size() < SCAN_PAGE_ROWS) break;
                 after = page.get(page.size() - 1).rowId();
             }
@@ -134,5 +135,9 @@ public final class SqliteImageLane {
         if (live.isPresent()) return live;
         return Optional.of(store.publish(new SegmentStore.Publication(SegmentStore.segmentId(bytes), key, bytes.length,
                 rows, now, now + ttlMs), bytes));
+    }
+
+    private static void addAll(SqliteImageWriter image, TableSchema table, List<StoredRow> rows) {
+        for (StoredRow r : rows) image.add(r.serverVersion(), RowCodec.decode(table.descriptors(), r.payload()));
     }
 }

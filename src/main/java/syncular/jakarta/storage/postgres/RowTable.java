@@ -309,18 +309,18 @@ final class RowTable {
     }
 
     /**
-     * One snapshot page in one round trip (relational-rows.ts {@code scanRowPageSql}): candidates from the covering
-     * row-scope index, ordered and limited there, LEFT JOINed to the row table. LEFT, because a candidate whose row
-     * vanished must still advance the keyset cursor. Params: partition, tbl, var, values[], afterRowId, limit,
-     * partition.
-     */
-    /**
      * {@link #scanPageSql} for one scope value (the common subscription): {@code value = ?} lets the row-scope
      * primary key (partition, tbl, var, value, row_id) serve the page as one ordered range, where {@code ANY} walks
      * the by-row index past every other value's rows. Same parameters, the fourth a text.
      */
     final String scanPageOneValueSql;
 
+    /**
+     * One snapshot page in one round trip (relational-rows.ts {@code scanRowPageSql}): candidates from the covering
+     * row-scope index, ordered and limited there, LEFT JOINed to the row table. LEFT, because a candidate whose row
+     * vanished must still advance the keyset cursor. Params: partition, tbl, var, values[], afterRowId, limit,
+     * partition.
+     */
     private String buildScanPageSql() {
         // LATERAL with LIMIT 1 (which keeps the planner from flattening it back into a join): one primary-key lookup
         // per candidate whatever the page size; as a plain join, pages of a few thousand rows were planned as a hash
