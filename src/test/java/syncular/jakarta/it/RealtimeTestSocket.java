@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import syncular.jakarta.sync.bench.WholeMessages;
 import syncular.jakarta.wire.Json;
 import syncular.jakarta.wire.RealtimeControl;
 import syncular.jakarta.wire.ResponseDecoder;
@@ -22,13 +23,11 @@ import syncular.jakarta.wire.ResponseMessage;
  * A realtime client over the JDK's {@link WebSocket}: every whole message lands in a queue (text as String, binary as
  * byte[] with its channel tag), and the close code and reason are kept.
  */
-final class RealtimeTestSocket implements WebSocket.Listener, AutoCloseable {
+final class RealtimeTestSocket extends WholeMessages implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     final LinkedBlockingQueue<Object> messages = new LinkedBlockingQueue<>();
     final CompletableFuture<String> closed = new CompletableFuture<>();   // "code reason"
-    private final StringBuilder text = new StringBuilder();
-    private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
     WebSocket ws;
 
     static RealtimeTestSocket open(URI base, String query, String... headers) throws Exception {
@@ -41,28 +40,10 @@ final class RealtimeTestSocket implements WebSocket.Listener, AutoCloseable {
     }
 
     @Override
-    public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-        text.append(data);
-        if (last) {
-            messages.add(text.toString());
-            text.setLength(0);
-        }
-        webSocket.request(1);
-        return null;
-    }
+    protected void onWholeText(String message) { messages.add(message); }
 
     @Override
-    public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-        byte[] b = new byte[data.remaining()];
-        data.get(b);
-        binary.write(b, 0, b.length);
-        if (last) {
-            messages.add(binary.toByteArray());
-            binary.reset();
-        }
-        webSocket.request(1);
-        return null;
-    }
+    protected void onWholeBinary(byte[] message) { messages.add(message); }
 
     @Override
     public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {

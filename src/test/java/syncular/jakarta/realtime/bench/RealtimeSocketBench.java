@@ -2,7 +2,6 @@ package syncular.jakarta.realtime.bench;
 
 import static syncular.jakarta.sync.bench.BenchSupport.percentileMs;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,11 +19,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import syncular.jakarta.sync.bench.BenchSupport;
+import syncular.jakarta.sync.bench.WholeMessages;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
@@ -56,48 +55,30 @@ public final class RealtimeSocketBench {
     private RealtimeSocketBench() { }
 
     /** One client socket: hello, its round's response, then the arrival time of every delta by commitSeq. */
-    static final class Client implements WebSocket.Listener {
+    static final class Client extends WholeMessages {
         final CompletableFuture<String> hello = new CompletableFuture<>();
         final CompletableFuture<byte[]> round = new CompletableFuture<>();
         final Map<Long, Long> arrivals = new ConcurrentHashMap<>();
         final AtomicInteger wakes = new AtomicInteger();
-        private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
-        private final StringBuilder text = new StringBuilder();
         WebSocket ws;
 
         @Override
-        public CompletionStage<?> onText(WebSocket socket, CharSequence data, boolean last) {
-            text.append(data);
-            if (last) {
-                String m = text.toString();
-                text.setLength(0);
-                if (m.contains("\"hello\"")) hello.complete(m);
-                else if (m.contains("\"sync\"")) wakes.incrementAndGet();
-            }
-            socket.request(1);
-            return null;
+        protected void onWholeText(String m) {
+            if (m.contains("\"hello\"")) hello.complete(m);
+            else if (m.contains("\"sync\"")) wakes.incrementAndGet();
         }
 
         @Override
-        public CompletionStage<?> onBinary(WebSocket socket, ByteBuffer data, boolean last) {
-            byte[] b = new byte[data.remaining()];
-            data.get(b);
-            binary.write(b, 0, b.length);
-            if (last) {
-                long now = System.nanoTime();
-                byte[] message = binary.toByteArray();
-                binary.reset();
-                if (message[0] == RealtimeControl.TAG_ROUND) {
-                    round.complete(Arrays.copyOfRange(message, 1, message.length));
-                } else {
-                    ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(message, 1, message.length));
-                    for (ResponseFrame f : delta.frames()) {
-                        if (f instanceof CommitFrame c) arrivals.putIfAbsent(c.commitSeq(), now);
-                    }
+        protected void onWholeBinary(byte[] message) {
+            long now = System.nanoTime();
+            if (message[0] == RealtimeControl.TAG_ROUND) {
+                round.complete(Arrays.copyOfRange(message, 1, message.length));
+            } else {
+                ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(message, 1, message.length));
+                for (ResponseFrame f : delta.frames()) {
+                    if (f instanceof CommitFrame c) arrivals.putIfAbsent(c.commitSeq(), now);
                 }
             }
-            socket.request(1);
-            return null;
         }
     }
 

@@ -45,6 +45,16 @@ public final class BenchSupport {
         return RowCodec.encode(TASKS, new Object[] {id, project, title, done, priority, updatedAtMs});
     }
 
+    /** {@code --key=value} arguments as a map; anything else is refused. */
+    public static java.util.Map<String, String> options(String[] args) {
+        java.util.Map<String, String> o = new java.util.HashMap<>();
+        for (String a : args) {
+            if (!a.startsWith("--") || !a.contains("=")) throw new IllegalArgumentException("not --key=value: " + a);
+            o.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
+        }
+        return o;
+    }
+
     /** The {@code p} percentile (0–1, nearest rank) of ascending nanosecond values, in milliseconds. */
     public static double percentileMs(long[] sortedNanos, double p) {
         if (sortedNanos.length == 0) return 0;

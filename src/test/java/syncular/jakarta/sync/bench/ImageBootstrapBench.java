@@ -12,7 +12,6 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -53,11 +52,7 @@ public final class ImageBootstrapBench {
     private ImageBootstrapBench() { }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = new HashMap<>();
-        for (String a : args) {
-            if (!a.startsWith("--") || !a.contains("=")) throw new IllegalArgumentException("not --key=value: " + a);
-            o.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
-        }
+        Map<String, String> o = BenchSupport.options(args);
         URI base = URI.create(o.getOrDefault("url", "http://localhost:8787/syncular/"));
         int rows = Integer.parseInt(o.getOrDefault("rows", "100000"));
         int runs = Integer.parseInt(o.getOrDefault("runs", "3"));

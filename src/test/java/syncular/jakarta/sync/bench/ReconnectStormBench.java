@@ -1,6 +1,5 @@
 package syncular.jakarta.sync.bench;
 
-import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -9,12 +8,10 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -53,11 +50,7 @@ public final class ReconnectStormBench {
     private ReconnectStormBench() { }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = new HashMap<>();
-        for (String a : args) {
-            if (!a.startsWith("--") || !a.contains("=")) throw new IllegalArgumentException("not --key=value: " + a);
-            o.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
-        }
+        Map<String, String> o = BenchSupport.options(args);
         URI base = URI.create(o.getOrDefault("url", "http://localhost:8787/syncular/"));
         int vus = Integer.parseInt(o.getOrDefault("vus", "40"));
         int seconds = Integer.parseInt(o.getOrDefault("seconds", "20"));
@@ -142,11 +135,9 @@ public final class ReconnectStormBench {
     }
 
     /** One realtime socket: waits for hello, runs rounds over it. */
-    static final class Socket implements WebSocket.Listener {
+    static final class Socket extends WholeMessages {
         private final CompletableFuture<Void> hello = new CompletableFuture<>();
         private volatile CompletableFuture<ResponseMessage> round;
-        private final StringBuilder text = new StringBuilder();
-        private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
         private MessageScanner scanner;
         private WebSocket ws;
 
@@ -190,42 +181,24 @@ public final class ReconnectStormBench {
         }
 
         @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            text.append(data);
-            if (last) {
-                if (text.indexOf("\"hello\"") >= 0) hello.complete(null);
-                text.setLength(0);
-            }
-            webSocket.request(1);
-            return null;
+        protected void onWholeText(String message) {
+            if (message.contains("\"hello\"")) hello.complete(null);
         }
 
         @Override
-        public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-            byte[] b = new byte[data.remaining()];
-            data.get(b);
-            binary.write(b, 0, b.length);
-            if (last) {
-                byte[] message = binary.toByteArray();
-                binary.reset();
-                if (message.length > 0 && message[0] == 0x01) {
-                    if (scanner == null) scanner = new MessageScanner(64L << 20);
-                    Optional<MessageScanner.Scanned> done = scanner.feed(message, 1, message.length - 1);
-                    if (done.isPresent()) {
-                        scanner = null;
-                        CompletableFuture<ResponseMessage> r = round;
-                        if (r != null) {
-                            try {
-                                r.complete(ResponseDecoder.decode(done.get().message()));
-                            } catch (RuntimeException e) {
-                                r.completeExceptionally(e);
-                            }
-                        }
-                    }
-                }
+        protected void onWholeBinary(byte[] message) {
+            if (message.length == 0 || message[0] != 0x01) return;
+            if (scanner == null) scanner = new MessageScanner(64L << 20);
+            Optional<MessageScanner.Scanned> done = scanner.feed(message, 1, message.length - 1);
+            if (done.isEmpty()) return;
+            scanner = null;
+            CompletableFuture<ResponseMessage> r = round;
+            if (r == null) return;
+            try {
+                r.complete(ResponseDecoder.decode(done.get().message()));
+            } catch (RuntimeException e) {
+                r.completeExceptionally(e);
             }
-            webSocket.request(1);
-            return null;
         }
 
         @Override
