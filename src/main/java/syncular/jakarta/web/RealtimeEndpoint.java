@@ -50,11 +50,19 @@ public class RealtimeEndpoint {
     private static final String SESSION = "syncular.realtime.session";
     private static final String MAX_BYTES = "syncular.realtime.max-message-bytes";
 
+    /** The service, handed over by {@link Handshake#getEndpointInstance}; null: looked up at open. */
+    private final RealtimeService service;
+
+    /** For a container that instantiates the endpoint itself (ours come from {@link Handshake}). */
+    public RealtimeEndpoint() { this(null); }
+
+    RealtimeEndpoint(RealtimeService service) { this.service = service; }
+
     @OnOpen
     public void open(Session socket, EndpointConfig config) {
         Object snapshot = socket.getUserProperties().remove(Handshake.UPGRADE);
         Handshake.Upgrade upgrade = snapshot instanceof Handshake.Upgrade u ? u : Handshake.Upgrade.NONE;
-        RealtimeService service = CDI.current().select(RealtimeService.class).get();
+        RealtimeService service = this.service != null ? this.service : Handshake.lookupService();
         RealtimeSettings settings = service.settings();
         socket.setMaxBinaryMessageBufferSize(settings.maxMessageBytes());
         socket.setMaxTextMessageBufferSize(settings.maxMessageBytes());
@@ -184,54 +192,29 @@ public class RealtimeEndpoint {
 
     /** The container socket behind a session: async sends, one at a time (the Outbox guarantees that). */
     static final class Channel implements SocketChannel {
-        /**
-         * The context class loader a send runs under. Payara's Tyrus reschedules the session's idle-timeout task
-         * on the managed scheduler at every send, and capturing the managed context for that task looks up
-         * Jakarta Concurrency context providers with a ServiceLoader over the thread's context class loader — a
-         * scan of every jar of the application and the server, per message: 54 % of the server's CPU samples at
-         * 10,000 deltas/s (docs/benchmarks.md). Tyrus' internal timeout task needs no application context, so a
-         * send runs under the platform class loader, where that lookup is a few map reads. Undertow (WildFly) is
-         * unaffected either way.
-         */
-        private static final ClassLoader SEND_LOADER = ClassLoader.getPlatformClassLoader();
         private final Session socket;
 
         Channel(Session socket) { this.socket = socket; }
 
         @Override
         public void sendText(String text, Consumer<Throwable> done) {
-            underSendLoader(() -> socket.getAsyncRemote().sendText(text,
-                    r -> done.accept(r.isOK() ? null : r.getException())));
+            socket.getAsyncRemote().sendText(text, r -> done.accept(r.isOK() ? null : r.getException()));
         }
 
         @Override
         public void sendBinary(ByteBuffer data, Consumer<Throwable> done) {
-            underSendLoader(() -> socket.getAsyncRemote().sendBinary(data,
-                    r -> done.accept(r.isOK() ? null : r.getException())));
-        }
-
-        private static void underSendLoader(Runnable send) {
-            Thread t = Thread.currentThread();
-            ClassLoader before = t.getContextClassLoader();
-            t.setContextClassLoader(SEND_LOADER);
-            try {
-                send.run();
-            } finally {
-                t.setContextClassLoader(before);
-            }
+            socket.getAsyncRemote().sendBinary(data, r -> done.accept(r.isOK() ? null : r.getException()));
         }
 
         @Override
         public void sendPing(Consumer<Throwable> done) {
-            Throwable[] failure = {null};
-            underSendLoader(() -> {
-                try {
-                    socket.getAsyncRemote().sendPing(ByteBuffer.allocate(0));
-                } catch (IOException | RuntimeException e) {
-                    failure[0] = e;
-                }
-            });
-            done.accept(failure[0]);
+            Throwable failure = null;
+            try {
+                socket.getAsyncRemote().sendPing(ByteBuffer.allocate(0));
+            } catch (IOException | RuntimeException e) {
+                failure = e;
+            }
+            done.accept(failure);
         }
 
         @Override
@@ -256,6 +239,10 @@ public class RealtimeEndpoint {
         public static final String TOKEN_QUERY = "access_token";
         static final String UPGRADE = "syncular.realtime.upgrade";
         private volatile Set<String> origins;
+        /** The application-scoped service (a client proxy), looked up once per deployment. */
+        private volatile RealtimeService service;
+
+        static RealtimeService lookupService() { return CDI.current().select(RealtimeService.class).get(); }
 
         /** What one upgrade request carried: headers (case-insensitive) and query parameters. */
         record Upgrade(Map<String, List<String>> headers, Map<String, List<String>> params) {
@@ -353,6 +340,19 @@ public class RealtimeEndpoint {
                 origins = allowed;
             }
             return CorsFilter.allowsUpgrade(allowed, originHeaderValue);
+        }
+
+        /**
+         * A plain instance per socket, handed the service looked up once. The endpoint injects nothing, and the
+         * containers' default makes each one a CDI-managed object: on Payara a Weld injection target per upgrade,
+         * serialized on the bean manager, and a bean lookup per open (docs/benchmarks.md, "Reconnect storm").
+         */
+        @Override
+        public <T> T getEndpointInstance(Class<T> endpointClass) throws InstantiationException {
+            if (endpointClass != RealtimeEndpoint.class) return super.getEndpointInstance(endpointClass);
+            RealtimeService s = service;
+            if (s == null) service = s = lookupService();
+            return endpointClass.cast(new RealtimeEndpoint(s));
         }
     }
 }

@@ -3,14 +3,15 @@ package syncular.jakarta.web;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.concurrent.ManagedExecutorService;
 import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
 import jakarta.enterprise.concurrent.ManagedThreadFactory;
 import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -26,8 +27,14 @@ import syncular.jakarta.wire.ErrorCode;
 
 /**
  * Wires the realtime hub into the container: the commit feed's listening loop on a managed thread, socket rounds
- * on the managed executor, the §8.5 heartbeat on the managed scheduler. Started with the first socket, so a server
- * nobody connects to holds no extra connection.
+ * on a pool of {@value #ROUND_THREADS} managed threads, the §8.5 heartbeat on the managed scheduler. Started with the
+ * first socket, so a server nobody connects to holds no extra connection.
+ *
+ * <p>The round pool's threads come from the container's managed thread factory, so a round runs with the
+ * application's context; its tasks are not submitted to the managed executor because that captures the managed
+ * context per task, which on Payara is a class-path scan behind a monitor per jar (docs/benchmarks.md, "Reconnect
+ * storm"). The pool is bounded: at most {@value #ROUND_QUEUE} rounds wait, past that a socket's round closes it
+ * 1013 (the hub's rule for a full executor).
  *
  * <p>The feed's dedicated connection: with {@code syncular.db.url} set it is a plain {@link PGSimpleDataSource}
  * built from {@code syncular.db.*}, outside every pool and transaction manager (a LISTEN must outlive any borrowing).
@@ -42,14 +49,18 @@ public class RealtimeService {
 
     @Inject
     SyncRuntime runtime;
-    @Resource(lookup = "java:comp/DefaultManagedExecutorService")
-    ManagedExecutorService executor;
     @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
     ManagedScheduledExecutorService scheduler;
     @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
     ManagedThreadFactory threads;
 
+    /** Socket rounds that run at once: each holds one pooled connection while it runs (the pool's max is 32). */
+    static final int ROUND_THREADS = 16;
+    /** Socket rounds that may wait for a thread. */
+    static final int ROUND_QUEUE = 10_000;
+
     private RealtimeHub hub;
+    private ThreadPoolExecutor rounds;
     private PostgresCommitFeed feed;
     private ScheduledFuture<?> heartbeat;
     private ScheduledFuture<?> sweep;
@@ -68,8 +79,11 @@ public class RealtimeService {
         DataSource pool = parts.get().dataSource();
         feed = new PostgresCommitFeed(() -> listenConnection(config, pool), pool, FEED_POLL_MS,
                 config.readinessRetryMaxMs());
+        rounds = new ThreadPoolExecutor(ROUND_THREADS, ROUND_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(ROUND_QUEUE), threads);
+        rounds.allowCoreThreadTimeOut(true);
         hub = new RealtimeHub(() -> runtime.parts().map(p -> new RealtimeHub.Context(p.storage(), p.handler(),
-                p.schema(), p.resolver(), p.clock(), p.config().limits().maxRequestBytes())), feed, executor,
+                p.schema(), p.resolver(), p.clock(), p.config().limits().maxRequestBytes())), feed, rounds,
                 effective(config.realtime()));
         PostgresCommitFeed started = feed;
         RealtimeHub listener = hub;
@@ -136,6 +150,7 @@ public class RealtimeService {
         if (sweep != null) sweep.cancel(false);
         if (hub != null) hub.closeAll(1001, "server shutting down");
         if (feed != null) feed.close();
+        if (rounds != null) rounds.shutdownNow();
     }
 
     private static Connection listenConnection(SyncularConfig config, DataSource pool) throws java.sql.SQLException {

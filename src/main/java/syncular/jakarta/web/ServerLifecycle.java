@@ -56,7 +56,11 @@ import syncular.jakarta.storage.StorageException;
             "fish.payara.validate-atmost-once-period-in-seconds=10",
             "fish.payara.connection-validation-method=custom-validation",
             "fish.payara.validation-classname=org.glassfish.api.jdbc.validation.PostgresConnectionValidation",
-            "fish.payara.fail-all-connections=true"})
+            "fish.payara.fail-all-connections=true",
+            // Payara: hand out any free connection. Matching one to the caller's credentials (the default for an
+            // app-defined pool) reads the pool's security subject under a monitor on every checkout, and every
+            // connection of this pool has the same credentials.
+            "fish.payara.match-connections=false"})
 @Singleton
 @Startup
 @ConcurrencyManagement(ConcurrencyManagementType.BEAN) // state lives in Readiness; ticks never overlap a deploy
