@@ -1,6 +1,7 @@
 package syncular.jakarta.realtime;
 
 import java.lang.System.Logger.Level;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -58,6 +59,12 @@ public final class RealtimeHub implements CommitFeed.Listener {
     private final Executor rounds;
     private volatile RealtimeSettings settings;
     private final Map<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
+    /**
+     * The highest commitSeq the feed has announced per partition (committed or missed), recorded BEFORE the
+     * partition's sessions are read. A registration adds its session BEFORE reading this, so a commit newer than
+     * what the session was told at hello is either fanned out to it or seen here (and woken for): no database read.
+     */
+    private final Map<String, Long> announced = new ConcurrentHashMap<>();
     private final Object presenceLock = new Object();
     private final PresenceRegistry presence = new PresenceRegistry();
     /** Monotonic milliseconds for timeouts and rates (never the host clock, which a test host may move). */
@@ -157,16 +164,10 @@ public final class RealtimeHub implements CommitFeed.Listener {
             byPartition.computeIfAbsent(partition, p -> ConcurrentHashMap.newKeySet()).add(session);
             for (String key : session.scopeKeys()) snapshot(session, key, now);
         }
-        try {
-            // a commit fanned out between the latestCursor read and the registration reached no one: §8.2 says wake
-            long after = ctx.storage().getMaxCommitSeq(partition);
-            if (after > latest) session.missed(after, now);
-        } catch (RuntimeException e) {
-            // unregistered here, so disconnect does not release the slot too: connect's caller does that once
-            byPartition.get(partition).remove(session);
-            session.closed();
-            throw e;
-        }
+        // a commit announced between the log-head read and the registration reached no one: §8.2 says wake
+        VarHandle.fullFence();   // the registration above is visible before this read (see announced)
+        long after = announced.getOrDefault(partition, -1L);
+        if (after > latest) session.missed(after, now);
         return session;
     }
 
@@ -247,6 +248,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
             for (RealtimeSession s : List.copyOf(sessions)) s.close(code, reason);
         }
         byPartition.clear();
+        announced.clear();
         synchronized (presenceLock) {
             presence.clearAll();
         }
@@ -256,6 +258,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
 
     @Override
     public void committed(String partition, long commitSeq) {
+        announced.merge(partition, commitSeq, Math::max);
+        VarHandle.fullFence();   // see announced
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null || sessions.isEmpty()) return;
         Optional<StoredCommit> commit = feed.readCommit(partition, commitSeq);
@@ -284,6 +288,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
      */
     @Override
     public void rewound(String partition) {
+        announced.remove(partition);
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null) return;
         for (RealtimeSession s : List.copyOf(sessions)) s.close(RealtimeSession.SERVICE_RESTART, "log epoch rotated");
@@ -299,6 +304,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
 
     @Override
     public void missed(String partition, long throughSeq) {
+        announced.merge(partition, throughSeq, Math::max);
+        VarHandle.fullFence();   // see announced
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null) return;
         long now = clockNow();
@@ -386,14 +393,16 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
     }
 
-    /** §8.7 registration at round end, and §8.6.3 presence re-derived from the new grant. */
-    void refreshRegistrations(RealtimeSession session) {
+    /**
+     * §8.7 registration at round end from the client record the round stored (so no second read of it), and §8.6.3
+     * presence re-derived from the new grant.
+     */
+    void refreshRegistrations(RealtimeSession session, ClientRecord recorded) {
         Context ctx;
         List<Registration> next;
         try {
             ctx = context();
-            next = registrations(ctx, session.identity, ctx.storage().getClientRecord(session.partition(),
-                    session.clientId));
+            next = registrations(ctx, session.identity, Optional.of(recorded));
         } catch (RuntimeException e) {
             return;   // fail closed: the previous registrations stay; the next round repairs it
         }

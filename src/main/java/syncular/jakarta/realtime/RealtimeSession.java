@@ -316,7 +316,8 @@ public final class RealtimeSession {
             return;
         }
         byte[] response;
-        boolean registrationChanges = false;
+        // the client record the round stored with a pull: its subscriptions are what the socket registers (§8.7)
+        Optional<ClientRecord> registering = Optional.empty();
         int wire;
         synchronized (this) {
             wire = wireVersion;
@@ -329,7 +330,9 @@ public final class RealtimeSession {
             }
             SyncHandler.Handled handled = handler.handle(identity, request);
             response = ResponseEncoder.encode(handled.response());
-            registrationChanges = request.pullHeader().isPresent() && !endsWithError(handled.response());
+            if (request.pullHeader().isPresent() && !endsWithError(handled.response())) {
+                registering = handled.recorded();
+            }
             awaitOwnCommits(handled.appliedCommitSeqs());
         } catch (RuntimeException e) {
             response = errorResponse(e, wire);
@@ -354,7 +357,7 @@ public final class RealtimeSession {
             roundInFlight = false;
             outbox.offerRound(chunks.get(chunks.size() - 1));
         }
-        if (registrationChanges) hub.refreshRegistrations(this);
+        registering.ifPresent(record -> hub.refreshRegistrations(this, record));
     }
 
     /**

@@ -77,8 +77,12 @@ public final class SyncHandler {
         this.pull = new PullProcessor(segments);
     }
 
-    /** What a handled request produced: the response, and the commits it applied (for realtime fanout). */
-    public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs) { }
+    /**
+     * What a handled request produced: the response, the commits it applied (for realtime fanout), and the client
+     * record it stored with the serve-gate re-read (empty for a response that records nothing; a socket round
+     * registers that record's subscriptions, §8.7).
+     */
+    public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs, Optional<ClientRecord> recorded) { }
 
     public Handled handle(Identity identity, RequestMessage request) {
         try (StorageSession session = storage.openSession(identity.partition())) {
@@ -115,12 +119,9 @@ public final class SyncHandler {
         }
     }
 
-    /**
-     * A response built but not yet verified by the serve-gate re-read, and the client record the request stores with
-     * that re-read (empty for a response that records nothing).
-     */
+    /** A response built but not yet verified by the serve-gate re-read. */
     private record Built(ServeGate entryGate, CompiledSchema running, List<CheckpointDeclaration> declared,
-                         Handled handled, Optional<ClientRecord> record) { }
+                         Handled handled) { }
 
     /**
      * Round trips (issue 14): the preamble (touch, gate, client record, stored results, log head) in one; the push
@@ -230,8 +231,7 @@ public final class SyncHandler {
     private static Built built(ServeGate entryGate, CompiledSchema running, List<CheckpointDeclaration> declared,
                                int wire, List<ResponseFrame> frames, List<Long> applied,
                                Optional<ClientRecord> record) {
-        return new Built(entryGate, running, declared,
-                new Handled(new ResponseMessage(wire, frames), applied), record);
+        return new Built(entryGate, running, declared, new Handled(new ResponseMessage(wire, frames), applied, record));
     }
 
     /**
@@ -239,7 +239,7 @@ public final class SyncHandler {
      * trip that stores the client record.
      */
     private void verify(StorageSession session, Built b) {
-        ServeGatePolicy.verifyUnchanged(b.entryGate(), session.recordClientThenReadGate(b.record(),
+        ServeGatePolicy.verifyUnchanged(b.entryGate(), session.recordClientThenReadGate(b.handled().recorded(),
                 b.running().version()), b.running().version(), b.declared());
     }
 

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,6 +24,8 @@ import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
@@ -72,12 +75,16 @@ class RealtimeHubTest {
         final LinkedBlockingQueue<Runnable> rounds = new LinkedBlockingQueue<>();
         final Thread feedThread;
 
-        Node() {
+        Node() { this(UnaryOperator.identity()); }
+
+        /** A node whose hub reads through {@code view} of its storage (the handler does not). */
+        Node(UnaryOperator<ServerStorage> view) {
             storage.ensureSchema(schema, List.of());
             handler = new SyncHandler(storage, () -> schema, List::of, everything, clock, settings, null,
                     Validation.NONE, Leases.OFF);
             feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
-            RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20);
+            RealtimeHub.Context ctx = new RealtimeHub.Context(view.apply(storage), handler, schema, everything, clock,
+                    1 << 20);
             hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS);
             feedThread = new Thread(() -> feed.run(hub));
             feedThread.start();
@@ -193,6 +200,60 @@ class RealtimeHubTest {
         ResponseMessage next = socket.nextBinary(0x00);
         assertEquals(third, assertInstanceOf(CommitFrame.class, next.frames().get(2)).commitSeq());
         assertNull(socket.sent.poll(200, TimeUnit.MILLISECONDS));
+    }
+
+    /**
+     * §8.2 across the attach: a commit that lands after a connecting session's log-head read and is fanned out before
+     * the session is registered reached no one, so the session is woken for it. Node C's hub reads through a storage
+     * whose preamble, once it has read, lets a commit through node A land and waits until C's feed has fanned it out
+     * (a witness session on C receives it) — the real interleaving, on the real feed.
+     */
+    @Test
+    void aCommitFannedOutBetweenTheLogHeadReadAndTheRegistrationWakesTheSession() throws Exception {
+        Node a = nodes.get(0);
+        boolean[] armed = {false};
+        Recorder witness = new Recorder();
+        Node c = new Node(real -> forwarding(ServerStorage.class, real, (m, args, result) -> {
+            if (!m.getName().equals("openSession")) return result;
+            return forwarding(StorageSession.class, (StorageSession) result, (sm, sargs, read) -> {
+                if (sm.getName().equals("preamble") && armed[0]) {
+                    armed[0] = false;
+                    long seq = push(a, "writer", "between", "p1");
+                    ResponseMessage delta = witness.nextBinary(0x00);
+                    assertEquals(seq, assertInstanceOf(CommitFrame.class, delta.frames().get(2)).commitSeq());
+                }
+                return read;
+            });
+        }));
+        nodes.add(c);
+        c.handler.handle(actor, pull("witness", "p1", -1));
+        c.hub.connect(actor, "witness", witness);
+        assertTrue(witness.nextText().contains("\"requiresSync\""), "the witness's hello");
+        c.handler.handle(actor, pull("late", "p1", -1));
+        Recorder late = new Recorder();
+        armed[0] = true;
+        c.hub.connect(actor, "late", late);
+        assertTrue(late.nextText().contains("\"requiresSync\":false"), "hello: the head read before the commit");
+        String wake = late.nextText();
+        assertTrue(wake.contains("\"reason\":\"catchup-required\""), wake);
+    }
+
+    /** What a forwarding decorator does after the real call: returns the result to hand back. */
+    interface AfterCall {
+        Object after(java.lang.reflect.Method method, Object[] args, Object result) throws Exception;
+    }
+
+    private static <T> T forwarding(Class<T> type, T real, AfterCall after) {
+        return type.cast(java.lang.reflect.Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                (proxy, method, args) -> {
+                    Object result;
+                    try {
+                        result = method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                    return after.after(method, args, result);
+                }));
     }
 
     /** A socket that keeps the array behind each binary message it was handed. */
