@@ -31,9 +31,12 @@
 #   OURS_JVM_OPTIONS=                                       our server JVM's options instead of -Prun's default
 #                                                           (e.g. add -XX:StartFlightRecording=… to profile)
 #   DRIVER=SyncLoadDriver  DRIVER_ARGS=                     another driver of src/test/.../sync/bench instead of the
-#                                                           push-pull load, e.g. DRIVER=ImageBootstrapBench
-#                                                           DRIVER_ARGS="--rows=100000 --runs=3" (it gets --url= and
-#                                                           DRIVER_ARGS; the summary table is SyncLoadDriver's only)
+#                                                           push-pull load: ImageBootstrapBench, ReconnectStormBench,
+#                                                           BootstrapStormBench, MixedSoakBench, e.g. DRIVER_ARGS=
+#                                                           "--rows=100000 --runs=3" (it gets --url= and DRIVER_ARGS;
+#                                                           the summary table is SyncLoadDriver's only). For every
+#                                                           driver the result file also gets the server's CPU while
+#                                                           driven and its peak RSS (VmHWM).
 set -euo pipefail
 
 if [[ -n "${LOCK:-}" && -z "${SIDE_BY_SIDE_LOCKED:-}" ]]; then
@@ -70,6 +73,8 @@ SUMMARY=$OUT/summary.txt
 say() { echo "[side-by-side $(date +%H:%M:%S)] $*"; }
 die() { say "ERROR: $*"; exit 1; }
 loadavg() { uptime | sed 's/.*load average: //'; }
+# CPU time of a process in clock ticks (utime + stime; fields after the parenthesised command name)
+cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}'; }
 
 # ---------------------------------------------------------------------------------------------------------------
 # process groups: every component starts in its own session (setsid), so one kill reaches all it started
@@ -262,7 +267,8 @@ run_server() { # run_server NAME
     echo "# server: $name  url: $url  started: $(date -Is)  via-proxy: $VIA_PROXY"
     echo "# load average before the server started: $before"
   } >"$result"
-  local rc=0
+  local rc=0 ticks_before driver_start
+  ticks_before=$(cpu_ticks "$srv_pid"); driver_start=$(date +%s.%N)
   if [[ "$DRIVER" == SyncLoadDriver ]]; then
     "$JAVA" -cp "$CP" syncular.jakarta.sync.bench.SyncLoadDriver --url="$url" --schema=tasks \
       --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --prime="$PRIME" --runs="$RUNS" \
@@ -274,6 +280,14 @@ run_server() { # run_server NAME
       2>"$LOGS/$name-driver.err" | tee -a "$result" || rc=$?
   fi
   [[ $rc == 0 ]] || say "$name: the driver exited with $rc (2 = failed rounds; see $result and $LOGS/$name-driver.err)"
+  # every driver: the server's CPU while it drove (seeding included) and its peak resident memory over its life
+  local ticks_after hwm
+  ticks_after=$(cpu_ticks "$srv_pid"); hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$srv_pid/status" 2>/dev/null)
+  if [[ -n "$ticks_before" && -n "$ticks_after" && -n "$hwm" ]]; then
+    awk -v b="$ticks_before" -v a="$ticks_after" -v hz="$(getconf CLK_TCK)" -v s="$driver_start" \
+        -v e="$(date +%s.%N)" -v k="$hwm" 'BEGIN { cpu = (a - b) / hz; printf "# server (pid %s) while driven: %.1f s CPU over %.1f s = %.0f %% of one core; peak RSS %.0f MiB\n", "'"$srv_pid"'", cpu, e - s, 100 * cpu / (e - s), k / 1024 }' \
+        | tee -a "$result"
+  fi
   if [[ -n "$PG_JDBC" ]] && command -v psql >/dev/null; then # what the statements were, for reading the counts
     PGPASSWORD=postgres psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "SELECT calls, rows,
         round(mean_exec_time::numeric, 3) AS mean_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query

@@ -80,9 +80,10 @@ public final class ImageBootstrapBench {
         }
     }
 
-    private record Result(long nanos, int requests, int downloads, long bytes, int rows, String segment) { }
+    /** One bootstrap: its wall time, pull requests, segment downloads, bytes, distinct rows, and the image's id. */
+    record Result(long nanos, int requests, int downloads, long bytes, int rows, String segment) { }
 
-    private static void seed(URI base, String project, int rows) throws Exception {
+    static void seed(URI base, String project, int rows) throws Exception {
         for (int from = 0; from < rows; from += 500) {
             List<PushCommit.Operation> ops = new ArrayList<>();
             for (int i = from; i < Math.min(rows, from + 500); i++) {
@@ -98,7 +99,7 @@ public final class ImageBootstrapBench {
         }
     }
 
-    private static Result bootstrap(URI base, String project, boolean image, String clientId) throws Exception {
+    static Result bootstrap(URI base, String project, boolean image, String clientId) throws Exception {
         int accept = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS
                 | (image ? PullHeader.ACCEPT_SQLITE : 0);
         Set<String> seen = new HashSet<>();
@@ -167,7 +168,7 @@ public final class ImageBootstrapBench {
         return ResponseDecoder.decode(postRaw(base, request));
     }
 
-    private static byte[] postRaw(URI base, RequestMessage request) throws Exception {
+    static byte[] postRaw(URI base, RequestMessage request) throws Exception {
         HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(base.resolve("sync")).timeout(Duration.ofMinutes(5))
                 .header("Content-Type", "application/vnd.syncular.sync.v2").header("Accept-Encoding", "identity")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(RequestEncoder.encode(request))).build(),

@@ -45,7 +45,7 @@ import syncular.jakarta.wire.Subscription;
 public final class ReconnectStormBench {
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10)).build();
-    private static final String PROJECT = "storm";
+    static final String PROJECT = "storm";
 
     private ReconnectStormBench() { }
 
@@ -209,7 +209,7 @@ public final class ReconnectStormBench {
         }
     }
 
-    private static void post(URI base, RequestMessage request) throws Exception {
+    static void post(URI base, RequestMessage request) throws Exception {
         HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(base.resolve("sync")).timeout(Duration.ofMinutes(2))
                 .header("Content-Type", "application/vnd.syncular.sync.v2")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(RequestEncoder.encode(request))).build(),
