@@ -33,7 +33,7 @@ public final class BenchPostgres {
             if (!a.startsWith("--") || eq < 0) throw new IllegalArgumentException("expected --key=value, got " + a);
             o.put(a.substring(2, eq), a.substring(eq + 1));
         }
-        int port = Integer.parseInt(o.getOrDefault("port", "55432"));
+        int port = BenchSupport.intOption(o, "port", 55432);
         Path data = Path.of(o.getOrDefault("data-dir", "target/bench/pg")).toAbsolutePath();
         Path work = Path.of(o.getOrDefault("work-dir",
                 System.getProperty("ot.epg.working-dir", "target/embedded-pg"))).toAbsolutePath();

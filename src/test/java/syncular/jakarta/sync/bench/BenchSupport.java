@@ -55,6 +55,17 @@ public final class BenchSupport {
         return o;
     }
 
+    /** The base URL a driver targets: {@code --url=}, by default our server started by {@code mvn -Prun}. */
+    public static java.net.URI baseUrl(java.util.Map<String, String> options) {
+        return java.net.URI.create(options.getOrDefault("url", "http://localhost:8787/syncular/"));
+    }
+
+    /** A whole-number {@code --key=value} option, or {@code otherwise}. */
+    public static int intOption(java.util.Map<String, String> options, String key, int otherwise) {
+        String v = options.get(key);
+        return v == null ? otherwise : Integer.parseInt(v);
+    }
+
     /** The {@code p} percentile (0–1, nearest rank) of ascending nanosecond values, in milliseconds. */
     public static double percentileMs(long[] sortedNanos, double p) {
         if (sortedNanos.length == 0) return 0;

@@ -28,11 +28,11 @@ public final class BootstrapStormBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = BenchSupport.options(args);
-        URI base = URI.create(o.getOrDefault("url", "http://localhost:8787/syncular/"));
-        int rows = Integer.parseInt(o.getOrDefault("rows", "20000"));
-        int vus = Integer.parseInt(o.getOrDefault("vus", "20"));
-        int seconds = Integer.parseInt(o.getOrDefault("seconds", "20"));
-        int runs = Integer.parseInt(o.getOrDefault("runs", "2"));
+        URI base = BenchSupport.baseUrl(o);
+        int rows = BenchSupport.intOption(o, "rows", 20000);
+        int vus = BenchSupport.intOption(o, "vus", 20);
+        int seconds = BenchSupport.intOption(o, "seconds", 20);
+        int runs = BenchSupport.intOption(o, "runs", 2);
         String lane = o.getOrDefault("lane", "image");
         if (!lane.equals("image") && !lane.equals("rows")) throw new IllegalArgumentException("--lane=image|rows");
         boolean image = lane.equals("image");

@@ -53,9 +53,9 @@ public final class ImageBootstrapBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = BenchSupport.options(args);
-        URI base = URI.create(o.getOrDefault("url", "http://localhost:8787/syncular/"));
-        int rows = Integer.parseInt(o.getOrDefault("rows", "100000"));
-        int runs = Integer.parseInt(o.getOrDefault("runs", "3"));
+        URI base = BenchSupport.baseUrl(o);
+        int rows = BenchSupport.intOption(o, "rows", 100000);
+        int runs = BenchSupport.intOption(o, "runs", 3);
         System.out.printf("# ImageBootstrapBench %s rows=%d runs=%d%n", base, rows, runs);
         System.out.printf("%-4s %-6s %-7s %10s %9s %10s %13s %9s %s%n", "run", "lane", "client", "total ms",
                 "requests", "downloads", "bytes", "rows", "segment");

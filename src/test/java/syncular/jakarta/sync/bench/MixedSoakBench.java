@@ -48,11 +48,11 @@ public final class MixedSoakBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = BenchSupport.options(args);
-        URI base = URI.create(o.getOrDefault("url", "http://localhost:8787/syncular/"));
-        int vus = Integer.parseInt(o.getOrDefault("vus", "30"));
-        int seconds = Integer.parseInt(o.getOrDefault("seconds", "30"));
-        int seed = Integer.parseInt(o.getOrDefault("seed", "20000"));
-        int runs = Integer.parseInt(o.getOrDefault("runs", "1"));
+        URI base = BenchSupport.baseUrl(o);
+        int vus = BenchSupport.intOption(o, "vus", 30);
+        int seconds = BenchSupport.intOption(o, "seconds", 30);
+        int seed = BenchSupport.intOption(o, "seed", 20000);
+        int runs = BenchSupport.intOption(o, "runs", 1);
         System.out.printf("# MixedSoakBench %s vus=%d seconds=%d seed=%d%n", base, vus, seconds, seed);
         ImageBootstrapBench.seed(base, STORM, seed);
         System.out.printf("%-4s %-9s %10s %11s %9s %9s %9s %9s%n", "run", "role", "operations", "per second",

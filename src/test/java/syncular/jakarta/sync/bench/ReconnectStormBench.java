@@ -2,8 +2,6 @@ package syncular.jakarta.sync.bench;
 
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -51,21 +49,13 @@ public final class ReconnectStormBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = BenchSupport.options(args);
-        URI base = URI.create(o.getOrDefault("url", "http://localhost:8787/syncular/"));
-        int vus = Integer.parseInt(o.getOrDefault("vus", "40"));
-        int seconds = Integer.parseInt(o.getOrDefault("seconds", "20"));
-        int seed = Integer.parseInt(o.getOrDefault("seed", "2000"));
-        int runs = Integer.parseInt(o.getOrDefault("runs", "1"));
+        URI base = BenchSupport.baseUrl(o);
+        int vus = BenchSupport.intOption(o, "vus", 40);
+        int seconds = BenchSupport.intOption(o, "seconds", 20);
+        int seed = BenchSupport.intOption(o, "seed", 2000);
+        int runs = BenchSupport.intOption(o, "runs", 1);
         System.out.printf("# ReconnectStormBench %s vus=%d seconds=%d seed=%d%n", base, vus, seconds, seed);
-        for (int from = 0; from < seed; from += 500) {
-            List<PushCommit.Operation> ops = new ArrayList<>();
-            for (int i = from; i < Math.min(seed, from + 500); i++) {
-                String id = String.format("%s-%06d", PROJECT, i);
-                ops.add(PushCommit.Operation.upsert("tasks", id, null, BenchSupport.task(id, PROJECT, "row " + i,
-                        false, i % 5, 1_700_000_000_000L + i)));
-            }
-            post(base, new RequestMessage(1, List.of(new ReqHeader("rc-seeder", 1), new PushCommit("s" + from, ops))));
-        }
+        ImageBootstrapBench.seed(base, PROJECT, seed);
         System.out.printf("%-4s %12s %12s %9s %9s %9s %9s%n", "run", "reconnects", "per second", "p50 ms", "p95 ms",
                 "p99 ms", "failures");
         for (int run = 1; run <= runs; run++) run(base, vus, seconds, run);
@@ -81,9 +71,10 @@ public final class ReconnectStormBench {
             while (!stop.get()) {
                 try {
                     String id = PROJECT + "-hot-" + (n % 50);
-                    post(base, new RequestMessage(1, List.of(new ReqHeader("rc-writer", 1), new PushCommit(
-                            "w" + run + "-" + n++, List.of(PushCommit.Operation.upsert("tasks", id, null,
-                            BenchSupport.task(id, PROJECT, "hot " + n, n % 2 == 0, 1, n)))))));
+                    PushCommit commit = new PushCommit("w" + run + "-" + n++, List.of(PushCommit.Operation.upsert(
+                            "tasks", id, null, BenchSupport.task(id, PROJECT, "hot " + n, n % 2 == 0, 1, n))));
+                    ResponseDecoder.decode(ImageBootstrapBench.postRaw(base, new RequestMessage(1,
+                            List.of(new ReqHeader("rc-writer", 1), commit))));
                     Thread.sleep(10);
                 } catch (Exception e) {
                     failures.incrementAndGet();
@@ -207,14 +198,5 @@ public final class ReconnectStormBench {
             CompletableFuture<ResponseMessage> r = round;
             if (r != null) r.completeExceptionally(error);
         }
-    }
-
-    static void post(URI base, RequestMessage request) throws Exception {
-        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(base.resolve("sync")).timeout(Duration.ofMinutes(2))
-                .header("Content-Type", "application/vnd.syncular.sync.v2")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(RequestEncoder.encode(request))).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
-        if (r.statusCode() != 200) throw new IllegalStateException("HTTP " + r.statusCode());
-        ResponseDecoder.decode(r.body());
     }
 }
