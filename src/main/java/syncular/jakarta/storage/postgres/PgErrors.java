@@ -78,6 +78,20 @@ public final class PgErrors {
         return StorageErrorCode.UNCLASSIFIED;
     }
 
+    /**
+     * Whether a failed {@code CREATE … IF NOT EXISTS} lost a race with another session creating the same object.
+     * {@code IF NOT EXISTS} checks the catalog before inserting into it, so a concurrent creator that commits in
+     * between makes the loser fail instead of skipping: with {@code 42P07}/{@code 42710} (duplicate table/object)
+     * when it committed before the loser's own catalog check, with {@code 23505} on a catalog index when after.
+     * Either way the object exists.
+     */
+    static boolean lostCreateRace(Throwable failure) {
+        SQLException sql = firstWithState(failure);
+        if (sql == null) return false;
+        String state = sql.getSQLState();
+        return state.equals("42P07") || state.equals("42710") || state.equals("23505");
+    }
+
     private static boolean isWriterFence(SQLException sql) {
         if (!(sql instanceof PSQLException p)) return false;
         ServerErrorMessage m = p.getServerErrorMessage();

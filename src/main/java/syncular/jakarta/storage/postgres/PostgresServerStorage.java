@@ -115,7 +115,7 @@ public final class PostgresServerStorage implements ServerStorage {
                 s.execute(BackfillSql.CREATE_TABLE);
             } catch (SQLException e) {
                 // two nodes racing CREATE TABLE IF NOT EXISTS can collide on the catalog; the other one made it
-                if (!"23505".equals(e.getSQLState()) && !"42P07".equals(e.getSQLState())) throw e;
+                if (!PgErrors.lostCreateRace(e)) throw e;
             }
             return null;
         });

@@ -83,9 +83,8 @@ final class SchemaInstaller {
                 return null;
             });
         } catch (StorageException e) {
-            // two nodes creating the first table at once: PostgreSQL reports the loser's catalog insert as a
-            // unique violation; the table exists either way
-            if (e.code() != StorageErrorCode.CONSTRAINT_VIOLATION) throw e;
+            // two nodes creating the first table at once (nothing to lock yet): the table exists either way
+            if (!PgErrors.lostCreateRace(e)) throw e;
         }
         runner.inNewTransaction(c -> {
             exec(c, CommitLogSql.SET_READ_COMMITTED);

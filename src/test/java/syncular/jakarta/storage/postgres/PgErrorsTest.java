@@ -161,6 +161,36 @@ class PgErrorsTest {
     }
 
     @Test
+    void aCreatorCommittingBeforeTheCatalogCheckIsALostCreateRace() throws SQLException {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+            // what the loser of IF NOT EXISTS sees when the winner committed between its check and its insert
+            SQLException e = assertThrows(SQLException.class, () -> s.execute("CREATE TABLE t(id int)"));
+            assertEquals("42P07", e.getSQLState());
+            assertEquals(true, PgErrors.lostCreateRace(PgErrors.classify(e)));
+        }
+    }
+
+    @Test @Timeout(30)
+    void aCreatorCommittingAfterTheCatalogCheckIsALostCreateRace() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (Connection winner = db.rawConnection(); Connection loser = db.rawConnection();
+             Statement w = winner.createStatement(); Statement l = loser.createStatement()) {
+            winner.setAutoCommit(false);
+            w.execute("CREATE TABLE IF NOT EXISTS raced(id int PRIMARY KEY)");
+            CompletableFuture<SQLException> lost = CompletableFuture.supplyAsync(() -> assertThrows(
+                    SQLException.class, () -> l.execute("CREATE TABLE IF NOT EXISTS raced(id int PRIMARY KEY)")), pool);
+            LockWaits.awaitLockWaiters(db, 1, 10_000);   // the loser passed its check and waits on the winner's catalog row
+            winner.commit();
+            SQLException e = lost.get(20, SECONDS);
+            assertEquals("23505", e.getSQLState());
+            assertEquals(true, PgErrors.lostCreateRace(PgErrors.classify(e)));
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(false, PgErrors.lostCreateRace(new SQLException("no state")));
+    }
+
+    @Test
     void anythingElseIsUnclassified() throws SQLException {
         try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
             assertEquals(StorageErrorCode.UNCLASSIFIED,
