@@ -50,6 +50,12 @@ public interface StorageTransaction {
     /** The current row, including this transaction's writes. */
     Optional<StoredRow> getRow(String table, String rowId);
 
+    /**
+     * Whether the row has a tombstone: an applied delete of it that no later insert cleared and no prune has reached
+     * (WIRE3-DELTA §4; {@link #lockForPush} answers this for the rows it prefetches).
+     */
+    boolean hasTombstone(String table, String rowId);
+
     /** The current rows of {@code rowIds} that exist, in one round trip (a catch-up pass's batch, issue 21). */
     List<StoredRow> getRows(String table, Collection<String> rowIds);
 

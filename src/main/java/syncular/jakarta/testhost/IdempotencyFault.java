@@ -54,7 +54,7 @@ final class IdempotencyFault {
                 existing.remove(first);
                 Set<PushKey> unreadable = new HashSet<>(pre.unreadable());
                 unreadable.add(first);
-                return new PushPreamble(pre.gate(), existing, unreadable, pre.rows(), pre.maxCommitSeq(),
+                return new PushPreamble(pre.gate(), existing, unreadable, pre.rows(), pre.tombstones(), pre.maxCommitSeq(),
                         pre.horizonSeq());
             }
             return result;

@@ -390,6 +390,102 @@ public abstract class ServerStorageContractTest {
                 TestSchemas.upsertCommit("k3", a3), StoredPushResult.applied(0, List.of()))), "needs the push lock");
     }
 
+    // ------------------------------------------------------ tombstones, column versions (WIRE3-DELTA §3, §4)
+
+    /** Deletes the rows and appends one commit with their delete changes; returns the commitSeq. */
+    private long pushDelete(String p, String commitId, String... rowIds) {
+        return storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            List<StoredChange> changes = new ArrayList<>();
+            for (String id : rowIds) {
+                tx.deleteRow("tasks", id);
+                changes.add(StoredChange.delete("tasks", id, Map.of("project_id", "p1")));
+            }
+            return tx.appendCommit(new NewCommit("client-1", commitId, "actor-1", 1_000L, changes));
+        });
+    }
+
+    private boolean tombstoned(String p, String rowId) {
+        return storage().inTransaction(p, tx -> tx.hasTombstone("tasks", rowId));
+    }
+
+    @Test @Seed("WIRE3-DELTA §4: every applied delete records a tombstone; an insert clears it; a prune removes it")
+    void deletesLeaveTombstonesThatAnInsertClearsAndAPruneRemoves() {
+        String p = partition("tomb");
+        push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1));
+        assertFalse(tombstoned(p, "a1"));
+        pushDelete(p, "c2", "a1");
+        assertTrue(tombstoned(p, "a1"));
+        assertFalse(tombstoned(p, "a2"), "a row never deleted");
+        PushPreamble pre = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(), List.of(),
+                List.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a2"), new RowKey("tasks", "a9"))));
+        assertEquals(java.util.Set.of(new RowKey("tasks", "a1")), pre.tombstones());
+        assertEquals(3, push(p, "c3", row("a1", "p1", 1)), "an insert over the deleted row");
+        assertFalse(tombstoned(p, "a1"), "the insert cleared it");
+        push(p, "c4", row("a2", "p1", 2));
+        long deleted = pushDelete(p, "c5", "a1", "a2");
+        assertTrue(tombstoned(p, "a1") && tombstoned(p, "a2"));
+        String epoch = storage().touchPartition(p, 1, "e-tomb").logEpoch();
+        storage().pruneCommitsThrough(p, new CommitPruneQuery(epoch, deleted - 1));
+        assertTrue(tombstoned(p, "a1"), "a tombstone above the horizon stays");
+        storage().pruneCommitsThrough(p, new CommitPruneQuery(epoch, deleted));
+        assertFalse(tombstoned(p, "a1") || tombstoned(p, "a2"), "the prune removed them with the log");
+    }
+
+    @Test @Seed("WIRE3-DELTA §4: within one transaction, each row's last change decides its tombstone")
+    void aGroupsLastChangeOfARowDecidesItsTombstone() {
+        String p = partition("tomb-group");
+        push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1));
+        StoredRow a1again = row("a1", "p1", 1);
+        storage().inTransaction(p, tx -> {
+            tx.lockForPush(schema().version(), List.of(), List.of());
+            // a1: deleted, then inserted again by the next commit; a2: deleted by the second commit
+            tx.applyCommit(List.of(new RowWrite.Delete("tasks", "a1", 0)), new NewCommit("client-1", "g1", "actor-1",
+                    1, List.of(StoredChange.delete("tasks", "a1", Map.of("project_id", "p1")))),
+                    StoredPushResult.applied(0, List.of(new OperationResult.Applied(0))));
+            tx.nextCandidate();
+            tx.applyCommit(List.of(new RowWrite.Upsert("tasks", a1again, 0), new RowWrite.Delete("tasks", "a2", 1)),
+                    new NewCommit("client-1", "g2", "actor-1", 2, List.of(
+                            StoredChange.upsert("tasks", "a1", 1, a1again.scopes(), a1again.payload()),
+                            StoredChange.delete("tasks", "a2", Map.of("project_id", "p1")))),
+                    StoredPushResult.applied(0, List.of(new OperationResult.Applied(0), new OperationResult.Applied(1))));
+            return null;
+        });
+        assertFalse(tombstoned(p, "a1"));
+        assertTrue(tombstoned(p, "a2"));
+    }
+
+    @Test @Seed("WIRE3-DELTA §3: per-column versions are stored with the row, eagerly and with the append")
+    void columnVersionsAreStoredWithTheRow() {
+        String p = partition("colv");
+        push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1));
+        ColumnVersions moved = ColumnVersions.NONE.written(4, 1, new boolean[] {false, false, true, false}, 2);
+        StoredRow base = row("a1", "p1", 2);
+        StoredRow eager = new StoredRow("a1", 2, base.scopes(), base.payload(), moved);
+        StoredRow staged = new StoredRow("a2", 2, base.scopes(), row("a2", "p1", 2).payload(), moved);
+        storage().inTransaction(p, tx -> {
+            tx.lockForPush(schema().version(), List.of(), List.of());
+            tx.upsertRow("tasks", eager, 0);
+            tx.applyCommit(List.of(new RowWrite.Upsert("tasks", staged, 1)), new NewCommit("client-1", "c2",
+                    "actor-1", 2, List.of(StoredChange.upsert("tasks", "a1", 2, eager.scopes(), eager.payload()),
+                    StoredChange.upsert("tasks", "a2", 2, staged.scopes(), staged.payload()))),
+                    StoredPushResult.applied(0, List.of(new OperationResult.Applied(0), new OperationResult.Applied(1))));
+            return null;
+        });
+        for (String id : List.of("a1", "a2")) {
+            StoredRow read = storage().inTransaction(p, tx -> tx.getRow("tasks", id)).orElseThrow();
+            assertEquals(moved, read.columnVersions(), id);
+            assertEquals(2, read.columnVersions().of(2, 2));
+            assertEquals(1, read.columnVersions().of(0, 2), "a column the write did not move");
+            PushPreamble pre = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(), List.of(),
+                    List.of(new RowKey("tasks", id))));
+            assertEquals(moved, pre.rows().get(new RowKey("tasks", id)).columnVersions());
+        }
+        push(p, "c3", row("a1", "p1", 3));
+        assertEquals(ColumnVersions.NONE, storage().inTransaction(p, tx -> tx.getRow("tasks", "a1")).orElseThrow()
+                .columnVersions(), "a full-row write leaves none");
+    }
+
     // ---------------------------------------------------------------- clients
 
     @Test @Seed("SPEC §4.5 client records, WIRE3-DELTA §8.6 wire version")

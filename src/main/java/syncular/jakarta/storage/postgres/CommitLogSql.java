@@ -45,6 +45,32 @@ final class CommitLogSql {
             "SELECT commit_seq, pg_notify('" + PostgresCommitFeed.CHANNEL + "', partition || ':' || commit_seq) FROM c";
 
     /**
+     * The tombstones (SPEC §2.2 and §4.6 at wire 3, WIRE3-DELTA §4) of an append's changes, as CTEs after the change
+     * insert {@code ch} (which RETURNs partition, commit_seq, idx, tbl, row_id, op, row_version): per row, its last
+     * change in the statement decides; a delete records (or moves up) the row's tombstone at its commit, an insert
+     * (an upsert at version 1, which only a write over an absent row makes) clears it. Every applied delete of every
+     * wire version and of the backfill records one, so the log a wire-3 client relies on has no gap. No parameters.
+     */
+    /** The (tbl, row_id) pairs of a partition that have a tombstone. Params: partition, tbl[], rowId[]. */
+    static final String TOMBSTONES_OF = """
+            SELECT t.tbl, t.row_id FROM sync_tombstones t
+             WHERE t.partition = ?
+               AND (t.tbl, t.row_id) IN (SELECT k.tbl, k.row_id FROM unnest(?::text[], ?::text[]) AS k(tbl, row_id))""";
+
+    static final String TOMBSTONES = """
+            last_change AS (
+              SELECT DISTINCT ON (tbl, row_id) partition, tbl, row_id, op, row_version, commit_seq
+                FROM ch ORDER BY tbl, row_id, commit_seq DESC, idx DESC),
+            tombstoned AS (
+              INSERT INTO sync_tombstones(partition, tbl, row_id, commit_seq)
+              SELECT partition, tbl, row_id, commit_seq FROM last_change WHERE op = 2
+              ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq),
+            untombstoned AS (
+              DELETE FROM sync_tombstones t USING last_change l
+               WHERE l.op = 1 AND l.row_version = 1
+                 AND t.partition = l.partition AND t.tbl = l.tbl AND t.row_id = l.row_id)""";
+
+    /**
      * One statement appends a whole commit: the commit row stamped with the writer version (the fence trigger checks
      * it), its changes and their change-scope index entries, from arrays; optionally its applied push result, with
      * the commit's seq written into the result's {@code commitSeq} (first writer wins, as {@link #PUT_PUSH_RESULT}).
@@ -109,12 +135,14 @@ final class CommitLogSql {
                   INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
                   SELECT ?, c.commit_seq, u.idx, u.tbl, u.row_id, u.op, u.row_version, u.scopes::jsonb, u.payload
                     FROM c, unnest(?::int[], ?::text[], ?::text[], ?::smallint[], ?::bigint[], ?::text[], ?::bytea[])
-                         AS u(idx, tbl, row_id, op, row_version, scopes, payload)),
+                         AS u(idx, tbl, row_id, op, row_version, scopes, payload)
+                  RETURNING partition, commit_seq, idx, tbl, row_id, op, row_version),
                 cs AS (
                   INSERT INTO sync_change_scopes(partition, tbl, var, value, commit_seq)
                   SELECT ?, v.tbl, v.var, v.value, c.commit_seq
                     FROM c, unnest(?::text[], ?::text[], ?::text[]) AS v(tbl, var, value)
-                  ON CONFLICT DO NOTHING)""";
+                  ON CONFLICT DO NOTHING),
+                """ + TOMBSTONES;
         String result = !withResult ? "" : """
                 ,
                 pr AS (

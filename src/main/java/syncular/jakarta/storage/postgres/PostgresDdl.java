@@ -107,7 +107,7 @@ final class PostgresDdl {
             )""", """
             CREATE INDEX IF NOT EXISTS sync_blob_refs_by_blob
               ON sync_blob_refs(partition, blob_id)""",
-            // kept for parity with the seeds; wire versions 1 and 2 never write or read it (SPEC §6.2)
+            // every applied delete's tombstone (CommitLogSql.TOMBSTONES); wire-3 pushes read it (WIRE3-DELTA §4)
             """
             CREATE TABLE IF NOT EXISTS sync_tombstones(
               partition TEXT NOT NULL, tbl TEXT NOT NULL, row_id TEXT COLLATE "C" NOT NULL,

@@ -37,6 +37,7 @@ import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
+import syncular.jakarta.storage.ColumnVersions;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TransactionRunner;
 
@@ -503,9 +504,15 @@ public final class PostgresServerStorage implements ServerStorage {
 
     // -------------------------------------------------------------------- rows
 
-    /** A row from {@code RowTable.selectRowSql}'s columns. */
+    /** A row from the columns row id, version, scopes, payload (a scan: no column versions). */
     static StoredRow rowFrom(ResultSet rs) throws SQLException {
         return new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)), rs.getBytes(4));
+    }
+
+    /** A row from {@code RowTable.selectRowSql}'s columns: {@link #rowFrom}'s and the column versions. */
+    static StoredRow versionedRowFrom(ResultSet rs) throws SQLException {
+        return new StoredRow(rs.getString(1), rs.getLong(2), StoredJson.parseScopes(rs.getString(3)), rs.getBytes(4),
+                ColumnVersions.fromBytes(rs.getBytes(5)));
     }
 
     static List<StoredRow> scanRowsOn(Connection c, RowTable t, String partition, RowScanQuery query)

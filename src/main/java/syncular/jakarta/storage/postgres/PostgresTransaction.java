@@ -252,6 +252,9 @@ final class PostgresTransaction implements StorageTransaction {
             tables.add(t);
             sql.append(";\n").append(t.selectRowsSql);
         }
+        List<RowKey> keys = new ArrayList<>(new LinkedHashSet<>(prefetch));
+        if (!keys.isEmpty()) sql.append(";\n").append(CommitLogSql.TOMBSTONES_OF);
+        Set<RowKey> tombstones = new java.util.HashSet<>();
         Set<PushKey> wanted = new java.util.HashSet<>(commits);
         String[] clientIds = commits.stream().map(PushKey::clientId).distinct().toArray(String[]::new);
         String[] commitIds = commits.stream().map(PushKey::clientCommitId).distinct().toArray(String[]::new);
@@ -272,9 +275,15 @@ final class PostgresTransaction implements StorageTransaction {
                 ps.setString(i++, partition);
                 ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
             }
+            if (!keys.isEmpty()) {
+                ps.setString(i++, partition);
+                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::table).toArray()));
+                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::rowId).toArray()));
+            }
             return i;
         }, (index, rs) -> {
-            // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored results, 3.. = rows per table
+            // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored results, 3.. = rows per table,
+            // then the tombstones
             if (index == 0 && rs.next()) {
                 lockedRow[0] = rs.getLong(1);
                 lockedRow[1] = rs.getLong(2);
@@ -292,16 +301,18 @@ final class PostgresTransaction implements StorageTransaction {
                     }
                 }
             }
-            if (index >= 3) {
+            if (index == 3 + tables.size()) {
+                while (rs.next()) tombstones.add(new RowKey(rs.getString(1), rs.getString(2)));
+            } else if (index >= 3) {
                 String table = tables.get(index - 3).schema.name();
                 while (rs.next()) {
-                    StoredRow row = PostgresServerStorage.rowFrom(rs);
+                    StoredRow row = PostgresServerStorage.versionedRowFrom(rs);
                     rows.put(new RowKey(table, row.rowId()), row);
                 }
             }
         });
         locked(lockedRow[0]);
-        return new PushPreamble(gate[0], existing, unreadable, rows, head, lockedRow[1]);
+        return new PushPreamble(gate[0], existing, unreadable, rows, tombstones, head, lockedRow[1]);
     }
 
     // ------------------------------------------------------------ reads
@@ -316,8 +327,20 @@ final class PostgresTransaction implements StorageTransaction {
             ps.setString(i++, rowId);
             return i;
         }, (index, rs) -> {
-            if (rs.next()) out[0] = Optional.of(PostgresServerStorage.rowFrom(rs));
+            if (rs.next()) out[0] = Optional.of(PostgresServerStorage.versionedRowFrom(rs));
         });
+        return out[0];
+    }
+
+    @Override
+    public boolean hasTombstone(String table, String rowId) {
+        boolean[] out = new boolean[1];
+        run(CommitLogSql.TOMBSTONES_OF, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setArray(i++, c.createArrayOf("text", new String[] {table}));
+            ps.setArray(i++, c.createArrayOf("text", new String[] {rowId}));
+            return i;
+        }, (index, rs) -> out[0] = rs.next());
         return out[0];
     }
 
@@ -331,7 +354,7 @@ final class PostgresTransaction implements StorageTransaction {
             ps.setArray(i++, c.createArrayOf("text", rowIds.toArray()));
             return i;
         }, (index, rs) -> {
-            while (rs.next()) out.add(PostgresServerStorage.rowFrom(rs));
+            while (rs.next()) out.add(PostgresServerStorage.versionedRowFrom(rs));
         });
         return out;
     }
@@ -380,10 +403,9 @@ final class PostgresTransaction implements StorageTransaction {
     public void upsertRow(String table, StoredRow row, int opIndex) {
         flush();   // this write's refusal must be its own, not a staged one's
         RowTable t = storage.table(table);
-        String scopesJson = StoredJson.scopes(row.scopes());
         String text = prefix() + candidate() + t.upsertSql;
         try (PreparedStatement ps = c.prepareStatement(text)) {
-            t.bindUpsert(ps, 1, partition, row.rowId(), row.serverVersion(), scopesJson, row.scopes(), row.payload());
+            t.bindUpsert(ps, 1, partition, row);
             ps.execute();
         } catch (SQLException e) {
             StorageException classified = PgErrors.classifyOn(c, e);
@@ -447,10 +469,7 @@ final class PostgresTransaction implements StorageTransaction {
     private Statement writeStatement(RowWrite w) {
         RowTable t = storage.table(w.table());
         if (w instanceof RowWrite.Upsert u) {
-            StoredRow row = u.row();
-            String scopesJson = StoredJson.scopes(row.scopes());
-            return new Statement(t.upsertSql, (ps, i) -> t.bindUpsert(ps, i, partition, row.rowId(),
-                    row.serverVersion(), scopesJson, row.scopes(), row.payload()));
+            return new Statement(t.upsertSql, (ps, i) -> t.bindUpsert(ps, i, partition, u.row()));
         }
         RowWrite.Delete d = (RowWrite.Delete) w;
         return new Statement(t.deleteSql, (ps, i) -> t.bindDelete(ps, i, partition, d.rowId()));

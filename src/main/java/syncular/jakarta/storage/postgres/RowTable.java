@@ -62,9 +62,9 @@ final class RowTable {
         this.upsertManySql = buildUpsertManySql();
         this.deleteManySql = buildDeleteManySql();
         this.selectRowSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
-                + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
+                + ", " + q(COLUMN_VERSIONS) + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
         this.selectRowsSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
-                + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ANY(?::text[])";
+                + ", " + q(COLUMN_VERSIONS) + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ANY(?::text[])";
         this.scanPageSql = buildScanPageSql();
         this.scanPageOneValueSql = scanPageSql.replace("value = ANY(?::text[])", "value = ?");
     }
@@ -130,7 +130,7 @@ final class RowTable {
         names.add(q(PAYLOAD));
         values.add("?");
         names.add(q(COLUMN_VERSIONS));
-        values.add("NULL");
+        values.add("?");
         List<String> updates = new ArrayList<>();
         for (String n : names.subList(2, names.size())) updates.add(n + " = EXCLUDED." + n);
         return "WITH r AS (INSERT INTO " + quoted + " (" + String.join(", ", names) + ") VALUES ("
@@ -209,7 +209,9 @@ final class RowTable {
         arrays.add("?::bytea[]");
         aliases.add("payload");
         names.add(q(COLUMN_VERSIONS));
-        selects.add("NULL");
+        selects.add("w.column_versions");
+        arrays.add("?::bytea[]");
+        aliases.add("column_versions");
         List<String> updates = new ArrayList<>();
         for (String n : names.subList(2, names.size())) updates.add(n + " = EXCLUDED." + n);
         return "WITH r AS (INSERT INTO " + quoted + " (" + String.join(", ", names) + ")\n"
@@ -241,6 +243,7 @@ final class RowTable {
         Long[] versions = new Long[n];
         String[] scopes = new String[n];
         byte[][] payloads = new byte[n][];
+        byte[][] columnVersions = new byte[n][];
         List<String> scopeRows = new ArrayList<>();
         List<String> scopeVars = new ArrayList<>();
         List<String> scopeValues = new ArrayList<>();
@@ -251,6 +254,7 @@ final class RowTable {
             versions[r] = row.serverVersion();
             scopes[r] = StoredJson.scopes(row.scopes());
             payloads[r] = row.payload();
+            columnVersions[r] = row.columnVersions().toBytes();
             for (Map.Entry<String, String> e : row.scopes().entrySet()) {
                 scopeRows.add(row.rowId());
                 scopeVars.add(e.getKey());
@@ -276,6 +280,7 @@ final class RowTable {
         ps.setArray(i++, c.createArrayOf("int8", versions));
         ps.setArray(i++, c.createArrayOf("text", scopes));
         ps.setArray(i++, c.createArrayOf("bytea", payloads));
+        ps.setArray(i++, c.createArrayOf("bytea", columnVersions));
         ps.setArray(i++, c.createArrayOf("text", scopeRows.toArray()));
         ps.setArray(i++, c.createArrayOf("text", scopeVars.toArray()));
         ps.setArray(i++, c.createArrayOf("text", scopeValues.toArray()));
@@ -334,22 +339,22 @@ final class RowTable {
                 + " ORDER BY c.row_id";
     }
 
-    /** Binds {@link #upsertSql}: decodes the payload once for the projection. */
-    void bindUpsert(PreparedStatement ps, String partition, String rowId, long version, String scopesJson,
-                    Map<String, String> scopes, byte[] payload) throws SQLException {
-        bindUpsert(ps, 1, partition, rowId, version, scopesJson, scopes, payload);
-    }
-
-    /** As above, from parameter {@code i}; returns the next free parameter index. */
-    int bindUpsert(PreparedStatement ps, int i, String partition, String rowId, long version, String scopesJson,
-                   Map<String, String> scopes, byte[] payload) throws SQLException {
+    /**
+     * Binds {@link #upsertSql} from parameter {@code i} (decodes the payload once for the projection); returns the
+     * next free parameter index.
+     */
+    int bindUpsert(PreparedStatement ps, int i, String partition, StoredRow row) throws SQLException {
+        String rowId = row.rowId();
+        byte[] payload = row.payload();
+        Map<String, String> scopes = row.scopes();
         Object[] values = RowCodec.decode(descriptors, payload);
         ps.setString(i++, partition);
         ps.setString(i++, rowId);
         for (int c = 0; c < descriptors.size(); c++) i = bindProjection(ps, i, descriptors.get(c).type(), values[c]);
-        ps.setLong(i++, version);
-        ps.setString(i++, scopesJson);
+        ps.setLong(i++, row.serverVersion());
+        ps.setString(i++, StoredJson.scopes(scopes));
         ps.setBytes(i++, payload);
+        ps.setBytes(i++, row.columnVersions().toBytes());
         String[] vars = scopes.keySet().toArray(new String[0]);
         String[] vals = scopes.values().toArray(new String[0]);
         ps.setArray(i++, ps.getConnection().createArrayOf("text", vars));

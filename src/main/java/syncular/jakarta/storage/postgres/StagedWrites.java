@@ -36,12 +36,15 @@ final class StagedWrites {
               INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
               SELECT ?, u.seq, u.idx, u.tbl, u.row_id, u.op, u.row_version, u.scopes::jsonb, u.payload
                 FROM unnest(?::int8[], ?::int4[], ?::text[], ?::text[], ?::int2[], ?::int8[], ?::text[], ?::bytea[])
-                     AS u(seq, idx, tbl, row_id, op, row_version, scopes, payload)),
+                     AS u(seq, idx, tbl, row_id, op, row_version, scopes, payload)
+              RETURNING partition, commit_seq, idx, tbl, row_id, op, row_version),
             cs AS (
               INSERT INTO sync_change_scopes(partition, tbl, var, value, commit_seq)
               SELECT ?, v.tbl, v.var, v.value, v.seq FROM unnest(?::text[], ?::text[], ?::text[], ?::int8[])
                      AS v(tbl, var, value, seq)
               ON CONFLICT DO NOTHING),
+            """ + CommitLogSql.TOMBSTONES + """
+            ,
             pr AS (
               INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
               SELECT ?, r.client_id, r.client_commit_id, r.result::jsonb

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.Seed;
+import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
 
 /**
@@ -176,8 +177,8 @@ class PostgresExplainTest {
     void rowUpsertWithScopeReplacementUsesIndexScans() throws SQLException {
         RowTable t = storage.table("tasks");
         byte[] payload = TestSchemas.taskPayload(schema, "r0000007", "p9", "t", true);
-        for (String plan : plans(t.upsertSql, (ps, c) -> t.bindUpsert(ps, P, "r0000007", 2,
-                "{\"project_id\":\"p9\"}", Map.of("project_id", "p9"), payload))) {
+        for (String plan : plans(t.upsertSql, (ps, c) -> t.bindUpsert(ps, 1, P,
+                new StoredRow("r0000007", 2, Map.of("project_id", "p9"), payload)))) {
             assertIndexOnly(plan, List.of("sync_row_scopes"));
         }
         for (String plan : plans(t.deleteSql, (ps, c) -> {
