@@ -1,5 +1,6 @@
 package syncular.jakarta.schema;
 
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
@@ -20,5 +21,21 @@ public record CompiledSchema(int version, List<TableSchema> tables) {
         Set<String> vars = new LinkedHashSet<>();
         for (TableSchema t : tables) for (ScopePattern s : t.scopes()) vars.add(s.variable());
         return vars;
+    }
+
+    /**
+     * The references that name {@code parentTable} (SPEC §6.11), self-references included: by child table in
+     * schema order, then in each child's declaration order. Empty for a table no reference names, or an unknown one.
+     */
+    public List<IncomingReference> referencedBy(String parentTable) {
+        List<IncomingReference> incoming = new ArrayList<>();
+        for (TableSchema child : tables) {
+            for (ColumnReference r : child.references()) {
+                if (r.parentTable().equals(parentTable)) {
+                    incoming.add(new IncomingReference(child.name(), r.column(), r.onDelete()));
+                }
+            }
+        }
+        return List.copyOf(incoming);
     }
 }

@@ -12,25 +12,33 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import syncular.jakarta.schema.ColumnReference.OnDelete;
 import syncular.jakarta.wire.Json;
 import syncular.jakarta.wire.TypeTag;
 
 /**
  * Compiles a schema file into a {@link CompiledSchema}, refusing anything invalid with one message that names the
- * table and column (SPEC §2.4, §3.1). Two forms are read:
+ * table and column (SPEC §2.4, §3.1, §6.11). Two forms are read:
  * <ul>
  *   <li>the {@code syncular.ir.json} the upstream generator writes ({@code irVersion} 1: {@code schemaVersion},
- *       {@code tables[].primaryKey/columns/scopes{pattern,variable,column}}; other members ignored);</li>
+ *       {@code tables[].primaryKey/columns/scopes{pattern,variable,column}/references}; other members ignored);</li>
  *   <li>the compact conformance form {@code {version, tables:[{name, primaryKey, columns, scopes:[{pattern,
- *       column?}]}]}} where a scope's column defaults to its variable's name.</li>
+ *       column?}], references?}]}} where a scope's column defaults to its variable's name.</li>
  * </ul>
+ * Both forms write a table's declared references the same way, {@code references:[{column, parentTable,
+ * onDelete?}]}, and an absent {@code onDelete} means RESTRICT. The IR also lists the generated index over each
+ * reference column under {@code indexes}; that member is ignored, and storage derives the index from the reference.
  */
 public final class SchemaCompiler {
     /** PostgreSQL's identifier limit; longer names would be silently truncated in the projection. */
     public static final int MAX_NAME_BYTES = 63;
     private static final Pattern SCOPE_PATTERN = Pattern.compile("([^:{}]+):\\{([^:{}]+)\\}");
+    /** SPEC §2.4: the types whose rendering as a row id is the same in every implementation. */
+    private static final Set<TypeTag> ROW_ID_TYPES = Set.of(TypeTag.STRING, TypeTag.INTEGER, TypeTag.BOOLEAN,
+            TypeTag.JSON);
 
     private SchemaCompiler() { }
 
@@ -88,6 +96,7 @@ public final class SchemaCompiler {
             if (!tableNames.add(t.name())) throw new SchemaException("schema: duplicate table \"" + t.name() + "\"");
             tables.add(t);
         }
+        checkReferenceTargets(tables);
         return new CompiledSchema(version, tables);
     }
 
@@ -136,7 +145,81 @@ public final class SchemaCompiler {
         if (pk.encrypted()) {
             throw new SchemaException(where + " column \"" + pk.name() + "\": an encrypted column cannot be the primary key");
         }
-        return new TableSchema(name, primaryKey, columns, scopes);
+        List<ColumnReference> references = references(where, raw.get("references"), columns);
+        return new TableSchema(name, primaryKey, columns, scopes, references);
+    }
+
+    /** SPEC §6.11: the rules one table can check alone. A reference may name its own table. */
+    private static List<ColumnReference> references(String where, Object raw, List<ColumnSchema> columns) {
+        List<ColumnReference> references = new ArrayList<>();
+        if (raw == null) return references;
+        for (Object rawReference : list(raw, where, "references")) {
+            Map<String, Object> m = object(rawReference, where, "a reference");
+            String columnName = string(m.get("column"), where, "reference column");
+            String at = where + " column \"" + columnName + "\"";
+            ColumnSchema c = columns.stream().filter(col -> col.name().equals(columnName)).findFirst()
+                    .orElseThrow(() -> new SchemaException(at + ": reference names a column the table does not have"));
+            String parentTable = string(m.get("parentTable"), at, "reference parentTable");
+            String onDeleteName = optionalString(m.get("onDelete"), at, "reference onDelete");
+            OnDelete onDelete = onDeleteName == null ? OnDelete.RESTRICT
+                    : OnDelete.forSchemaName(onDeleteName).orElseThrow(() -> new SchemaException(at
+                            + ": reference onDelete \"" + onDeleteName + "\" is not RESTRICT, CASCADE or SET NULL"));
+            // §6.11 allows one REFERENCES clause per column; typegen refuses a second one.
+            if (references.stream().anyMatch(r -> r.column().equals(columnName))) {
+                throw new SchemaException(at + ": column declares more than one reference");
+            }
+            // The server reads the column to find the parent row, and cannot read ciphertext (§5.11).
+            if (c.encrypted()) throw new SchemaException(at + ": an encrypted column cannot be a reference column");
+            if (onDelete == OnDelete.SET_NULL && !c.nullable()) {
+                throw new SchemaException(at + ": ON DELETE SET NULL needs a nullable column");
+            }
+            references.add(new ColumnReference(columnName, parentTable, onDelete));
+        }
+        return references;
+    }
+
+    /** SPEC §6.11: the rules that need the parent table, checked once every table is compiled. */
+    private static void checkReferenceTargets(List<TableSchema> tables) {
+        Map<String, TableSchema> byName = new HashMap<>();
+        for (TableSchema t : tables) byName.put(t.name(), t);
+        for (TableSchema child : tables) {
+            for (ColumnReference r : child.references()) {
+                String at = "table \"" + child.name() + "\" column \"" + r.column() + "\"";
+                TableSchema parent = byName.get(r.parentTable());
+                if (parent == null) {
+                    throw new SchemaException(at + ": reference names table \"" + r.parentTable()
+                            + "\", which the schema does not have");
+                }
+                ColumnSchema key = parent.column(parent.primaryKey()).orElseThrow();
+                // The child value is looked up as the parent's row id, so it must have a row-id type (§2.4).
+                if (!ROW_ID_TYPES.contains(key.type())) {
+                    throw new SchemaException(at + ": reference names table \"" + parent.name()
+                            + "\", whose primary key \"" + key.name() + "\" has type " + key.type().schemaName()
+                            + ", which cannot be referenced");
+                }
+                ColumnSchema c = child.column(r.column()).orElseThrow();
+                if (c.type() != key.type()) {
+                    throw new SchemaException(at + ": reference column has type " + c.type().schemaName()
+                            + ", but the primary key \"" + key.name() + "\" of table \"" + parent.name()
+                            + "\" has type " + key.type().schemaName());
+                }
+                // Same pattern strings, in any order (typegen and the reference server compare them so): a cascade
+                // then never leaves the authorization boundary. Scope columns may differ.
+                Set<String> childPatterns = patterns(child);
+                Set<String> parentPatterns = patterns(parent);
+                if (!childPatterns.equals(parentPatterns)) {
+                    throw new SchemaException(at + ": reference to table \"" + parent.name()
+                            + "\" crosses an authorization boundary: its scope patterns " + parentPatterns
+                            + " differ from " + childPatterns);
+                }
+            }
+        }
+    }
+
+    private static Set<String> patterns(TableSchema t) {
+        Set<String> patterns = new TreeSet<>();
+        for (ScopePattern s : t.scopes()) patterns.add(s.pattern());
+        return patterns;
     }
 
     private static ColumnSchema column(String table, Map<String, Object> raw) {

@@ -4,11 +4,22 @@ import java.util.List;
 import java.util.Optional;
 import syncular.jakarta.wire.ColumnDescriptor;
 
-/** One table of a compiled schema: columns in wire order, the primary-key column, and its scope patterns. */
-public record TableSchema(String name, String primaryKey, List<ColumnSchema> columns, List<ScopePattern> scopes) {
+/**
+ * One table of a compiled schema: columns in wire order, the primary-key column, its scope patterns, and the
+ * references it declares (SPEC §6.11), in declaration order. Each reference's column needs a non-unique index so a
+ * parent delete finds the children; the schema file need not declare that index.
+ */
+public record TableSchema(String name, String primaryKey, List<ColumnSchema> columns, List<ScopePattern> scopes,
+                          List<ColumnReference> references) {
     public TableSchema {
         columns = List.copyOf(columns);
         scopes = List.copyOf(scopes);
+        references = List.copyOf(references);
+    }
+
+    /** A table that declares no references. */
+    public TableSchema(String name, String primaryKey, List<ColumnSchema> columns, List<ScopePattern> scopes) {
+        this(name, primaryKey, columns, scopes, List.of());
     }
 
     /** The row codec's view of this table, in column order. */
@@ -30,5 +41,10 @@ public record TableSchema(String name, String primaryKey, List<ColumnSchema> col
 
     public Optional<ScopePattern> scopeForVariable(String variable) {
         return scopes.stream().filter(s -> s.variable().equals(variable)).findFirst();
+    }
+
+    /** The reference a column declares, if any; a column declares at most one. */
+    public Optional<ColumnReference> reference(String columnName) {
+        return references.stream().filter(r -> r.column().equals(columnName)).findFirst();
     }
 }
