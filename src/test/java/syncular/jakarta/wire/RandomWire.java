@@ -182,9 +182,12 @@ final class RandomWire {
         return new CommitFrame(safe(), safe(), str(6), tables, changes);
     }
 
-    List<ColumnDescriptor> columns() {
+    List<ColumnDescriptor> columns() { return columns(0); }
+
+    /** Random columns, at least {@code min} of them. */
+    List<ColumnDescriptor> columns(int min) {
         List<ColumnDescriptor> cols = new ArrayList<>();
-        int n = r.nextInt(12);
+        int n = min + r.nextInt(12);
         for (int i = 0; i < n; i++) cols.add(new ColumnDescriptor(str(5), TypeTag.values()[r.nextInt(8)], r.nextBoolean()));
         return cols;
     }
@@ -204,6 +207,20 @@ final class RandomWire {
                     maybe(str(5)), maybe(str(5))).toJson();
             default: return bytes(10);
         }
+    }
+
+    int nextInt(int bound) { return r.nextInt(bound); }
+
+    /** A random valid sparse row over {@code cols} (SPEC @008c36d5 §2.4): the primary key always present. */
+    SparseRow sparseRow(List<ColumnDescriptor> cols, int primaryKeyIndex) {
+        boolean[] present = new boolean[cols.size()];
+        Object[] values = new Object[cols.size()];
+        boolean all = r.nextInt(4) == 0;
+        for (int i = 0; i < present.length; i++) {
+            present[i] = all || i == primaryKeyIndex || r.nextBoolean();
+            if (present[i]) values[i] = value(cols.get(i));
+        }
+        return new SparseRow(present, values);
     }
 
     RowsSegment segment(int maxRows) {
