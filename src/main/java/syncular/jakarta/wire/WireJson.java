@@ -18,6 +18,9 @@ import java.util.Map;
  * {@code serverRow}; a sparse row (vector kind {@code push}, rule 11) renders through {@link #renderSparseRow}.
  */
 public final class WireJson {
+    /** {@link #frame(Frame)}'s "no message": render every field the record holds. */
+    private static final int NO_VERSION = -1;
+
     private WireJson() { }
 
     public static Map<String, Object> render(RequestMessage m) {
@@ -57,8 +60,6 @@ public final class WireJson {
 
     /** One frame's rendering, with no message around it: a field renders when the record holds it. */
     public static Map<String, Object> frame(Frame f) { return frame(f, NO_VERSION); }
-
-    private static final int NO_VERSION = -1;
 
     /** One frame's rendering as it travels in {@code wireVersion}: fields the version lacks are left out. */
     public static Map<String, Object> frame(Frame f, int wireVersion) {
