@@ -573,7 +573,8 @@ public final class PushProcessor {
             if (r instanceof OperationResult.Applied a) {
                 records.add(new PushResult.Applied(a.opIndex()));
             } else if (r instanceof OperationResult.Conflict c) {
-                records.add(new PushResult.Conflict(c.opIndex(), c.code(), c.message(), c.serverVersion(), c.serverRow()));
+                records.add(new PushResult.Conflict(c.opIndex(), c.code(), c.message(), c.serverVersion(), c.serverRow(),
+                        null)); // wire 3: filled by the push rule set
             } else if (r instanceof OperationResult.Failed f) {
                 records.add(new PushResult.OpError(f.opIndex(), f.code(), f.message(), f.retryable()));
                 if (f.detailsJson() != null) {

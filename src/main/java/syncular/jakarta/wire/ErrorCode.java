@@ -7,7 +7,9 @@ import java.util.Optional;
 /**
  * The closed error catalog (SPEC §10.2): category, retryability, recommended action and HTTP status are fixed per
  * code. Adds {@code sync.schema_not_ready} (seeds/002 {@code errors.js}) and {@code sync.internal_error} (the later
- * catalog's code for an unexpected server failure).
+ * catalog's code for an unexpected server failure), and the two push-record codes of the wire-3 catalog
+ * (SPEC @008c36d5 §10.2): {@code sync.row_deleted} and {@code sync.reference_violation}. It keeps
+ * {@code sync.client_wire_unsupported}, which that catalog drops with wire 1; this codec still speaks wire 1.
  */
 public enum ErrorCode {
     OPERATION_UNKNOWN("operation.unknown", Category.NOT_FOUND, false, Action.REGENERATE_CLIENT, 404),
@@ -27,8 +29,12 @@ public enum ErrorCode {
     SYNC_EMPTY_COMMIT("sync.empty_commit", Category.INVALID_REQUEST, false, Action.FIX_REQUEST, 400),
     SYNC_UNKNOWN_TABLE("sync.unknown_table", Category.SCHEMA_MISMATCH, false, Action.REGENERATE_CLIENT, 400),
     SYNC_ROW_MISSING("sync.row_missing", Category.NOT_FOUND, false, Action.FORCE_RESYNC, 404),
+    /** Wire 3 (SPEC @008c36d5 §6.2): an unversioned upsert hit a row deleted within the horizon; push record only. */
+    SYNC_ROW_DELETED("sync.row_deleted", Category.NOT_FOUND, false, Action.FIX_REQUEST, 404),
     SYNC_VERSION_CONFLICT("sync.version_conflict", Category.CONFLICT, false, Action.RESOLVE_CONFLICT, 409),
     SYNC_CONSTRAINT_VIOLATION("sync.constraint_violation", Category.INVALID_REQUEST, false, Action.FIX_REQUEST, 400),
+    /** SPEC @008c36d5 §6.11: a declared reference failed (absent parent, RESTRICT, cascade cap); push record. */
+    SYNC_REFERENCE_VIOLATION("sync.reference_violation", Category.INVALID_REQUEST, false, Action.FIX_REQUEST, 400),
     SYNC_MISSING_SCOPES("sync.missing_scopes", Category.INTERNAL, false, Action.INSPECT_SERVER, 500),
     SYNC_CRDT_MERGE_FAILED("sync.crdt_merge_failed", Category.INTERNAL, false, Action.INSPECT_SERVER, 500),
     SYNC_IDEMPOTENCY_CACHE_MISS("sync.idempotency_cache_miss", Category.INTERNAL, true, Action.RETRY_LATER, 500),

@@ -41,7 +41,7 @@ final class FrameCodec {
         ResponseFrame f;
         switch (type) {
             case 0x10: f = respHeader(r, wireVersion); break;
-            case 0x11: f = pushResult(r); break;
+            case 0x11: f = pushResult(r, wireVersion); break;
             case 0x12: f = subStart(r); break;
             case 0x13: f = commit(r); break;
             case 0x14: f = segmentRef(r); break;
@@ -138,7 +138,7 @@ final class FrameCodec {
         return new Lease(id, r.i64("LEASE.expiresAtMs"));
     }
 
-    private static PushResult pushResult(WireReader r) {
+    private static PushResult pushResult(WireReader r, int wireVersion) {
         String id = r.str("PUSH_RESULT.clientCommitId");
         PushResult.Status status = PushResult.Status.forCode(r.u8("PUSH_RESULT.status"));
         if (status == null) throw DecodeException.invalid("PUSH_RESULT.status outside {1, 2, 3}");
@@ -158,7 +158,10 @@ final class FrameCodec {
                 String message = r.str("PUSH_RESULT.conflict.message");
                 long serverVersion = r.i64("PUSH_RESULT.conflict.serverVersion");
                 byte[] row = r.bytes("PUSH_RESULT.conflict.serverRow");
-                results.add(new PushResult.Conflict(opIndex, code, message, serverVersion, row));
+                // SPEC @008c36d5 §6.3: wire 3 appends the evidence bitmap; plain bytes, so no new presence tie
+                byte[] columns = WireVersion.hasConflictColumns(wireVersion)
+                        ? r.bytes("PUSH_RESULT.conflict.conflictColumns") : null;
+                results.add(new PushResult.Conflict(opIndex, code, message, serverVersion, row, columns));
             } else if (s == 3) {
                 String code = r.str("PUSH_RESULT.error.code");
                 String message = r.str("PUSH_RESULT.error.message");
@@ -299,7 +302,7 @@ final class FrameCodec {
             optI32(w, h.requiredSchemaVersion());
             optI32(w, h.latestSchemaVersion());
             if (WireVersion.hasLogEpoch(wireVersion)) {
-                if (h.logEpoch() == null) throw new IllegalArgumentException("RESP_HEADER.logEpoch and resetRequired are required on wire v2");
+                if (h.logEpoch() == null) throw new IllegalArgumentException("RESP_HEADER.logEpoch and resetRequired are required on wire ≥ 2");
                 w.str(h.logEpoch()).bool(h.resetRequired());
             } else if (h.logEpoch() != null) {
                 throw new IllegalArgumentException("RESP_HEADER epoch fields need wire version ≥ 2");
@@ -314,6 +317,13 @@ final class FrameCodec {
                 w.i32(o.opIndex()).u8(o.statusCode());
                 if (o instanceof PushResult.Conflict c) {
                     w.str(c.code()).str(c.message()).i64(c.serverVersion()).bytes(c.serverRow());
+                    if (WireVersion.hasConflictColumns(wireVersion)) {
+                        if (c.conflictColumns() == null) {
+                            throw new IllegalArgumentException("PUSH_RESULT.conflict.conflictColumns is required on wire "
+                                    + "version " + wireVersion);
+                        }
+                        w.bytes(c.conflictColumns());
+                    } // wire 1 and 2 have no such field: whatever the record holds is not written
                 } else if (o instanceof PushResult.OpError e) {
                     w.str(e.code()).str(e.message()).bool(e.retryable());
                 }

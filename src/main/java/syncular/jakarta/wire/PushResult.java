@@ -52,8 +52,15 @@ public record PushResult(String clientCommitId, Status status, Long commitSeq, L
         @Override public int statusCode() { return 1; }
     }
 
-    /** A conflict record: {@code serverRow} is the current row in the row codec of the request's schema version. */
-    public record Conflict(int opIndex, String code, String message, long serverVersion, byte[] serverRow) implements OpResult {
+    /**
+     * A conflict record: {@code serverRow} is the current row in the full-row codec of the request's schema version.
+     * {@code conflictColumns} is the wire-3 evidence (SPEC @008c36d5 §6.3): a {@link ColumnBitmap} marking the present
+     * columns whose column version passed {@code baseVersion}, written after {@code serverRow} as {@code bytes}. The
+     * encoder requires it on wire ≥ 3 and leaves it out on wire 1 and 2, where a decoded record has {@code null}. The
+     * codec cannot check its length (it does not know the table).
+     */
+    public record Conflict(int opIndex, String code, String message, long serverVersion, byte[] serverRow,
+            byte[] conflictColumns) implements OpResult {
         public Conflict {
             Checks.nonNull(code, "PUSH_RESULT.conflict.code");
             Checks.nonNull(message, "PUSH_RESULT.conflict.message");

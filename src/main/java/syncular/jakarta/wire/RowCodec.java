@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * The schema-driven row codec (SPEC §2.4): a null bitmap of {@code ceil(n/8)} bytes (column i ↔ byte {@code i>>3},
  * bit {@code i&7}, LSB first; set = NULL), then the non-null values positionally in column order, no names, no tags.
- * Used by COMMIT rows, SSG2 rows, push payloads and conflict {@code serverRow}. Stateless and thread-safe.
+ * Used by COMMIT rows, SSG2 rows, wire-1/2 push payloads and conflict {@code serverRow}; a wire-3 push payload is a
+ * sparse row instead ({@link SparseRowCodec}), whose values use the same per-type encoding. Stateless and thread-safe.
  *
  * <p>Java value types per column type: STRING → {@link String}; INTEGER → {@link Long} (encode also takes
  * {@link Integer}, {@link Short}, {@link Byte}); FLOAT → {@link Double}, or {@link Float64Bits}
@@ -85,7 +86,11 @@ public final class RowCodec {
         return out;
     }
 
-    private static Object readValue(WireReader r, TypeTag type, int column, boolean lossless) {
+    /**
+     * Reads one non-null value of {@code type} for column {@code column} (declaration index, for messages) with every
+     * §2.4 value check. Shared with {@link SparseRowCodec}, whose values are encoded exactly like full-row values.
+     */
+    static Object readValue(WireReader r, TypeTag type, int column, boolean lossless) {
         String field = field(column);
         switch (type) {
             case STRING:
@@ -149,7 +154,8 @@ public final class RowCodec {
         }
     }
 
-    private static void writeValue(WireWriter w, ColumnDescriptor c, Object v) {
+    /** Writes one non-null value of column {@code c}; shared with {@link SparseRowCodec}. */
+    static void writeValue(WireWriter w, ColumnDescriptor c, Object v) {
         switch (c.type()) {
             case STRING:
                 w.str(expect(c, v, String.class));

@@ -13,19 +13,25 @@ import java.util.Map;
  * padded base64; enums by name; {@code accept} numeric; i64 as numbers; {@code json} fields and json/blob_ref values
  * embedded parsed; NaN and ±Infinity as null. The result is a tree of Map/List/String/Number/Boolean/null for
  * {@link Json#write}.
+ *
+ * <p>Wire 3 (SPEC @008c36d5 §11.1): a conflict record renders {@code conflictColumns} as base64 after
+ * {@code serverRow}; a sparse row (vector kind {@code push}, rule 11) renders through {@link #renderSparseRow}.
  */
 public final class WireJson {
+    /** {@link #frame(Frame)}'s "no message": render every field the record holds. */
+    private static final int NO_VERSION = -1;
+
     private WireJson() { }
 
     public static Map<String, Object> render(RequestMessage m) {
         List<Object> frames = new ArrayList<>(m.frames().size());
-        for (RequestFrame f : m.frames()) frames.add(frame(f));
+        for (RequestFrame f : m.frames()) frames.add(frame(f, m.wireVersion()));
         return envelope(m.wireVersion(), MsgKind.REQUEST, frames);
     }
 
     public static Map<String, Object> render(ResponseMessage m) {
         List<Object> frames = new ArrayList<>(m.frames().size());
-        for (ResponseFrame f : m.frames()) frames.add(frame(f));
+        for (ResponseFrame f : m.frames()) frames.add(frame(f, m.wireVersion()));
         return envelope(m.wireVersion(), MsgKind.RESPONSE, frames);
     }
 
@@ -52,8 +58,11 @@ public final class WireJson {
         }
     }
 
-    /** One frame's rendering. */
-    public static Map<String, Object> frame(Frame f) {
+    /** One frame's rendering, with no message around it: a field renders when the record holds it. */
+    public static Map<String, Object> frame(Frame f) { return frame(f, NO_VERSION); }
+
+    /** One frame's rendering as it travels in {@code wireVersion}: fields the version lacks are left out. */
+    public static Map<String, Object> frame(Frame f, int wireVersion) {
         Map<String, Object> o = new LinkedHashMap<>();
         if (f instanceof UnknownFrame u) {
             o.put("type", "UNKNOWN");
@@ -115,6 +124,10 @@ public final class WireJson {
                     x.put("message", c.message());
                     x.put("serverVersion", c.serverVersion());
                     x.put("serverRow", b64(c.serverRow()));
+                    if (c.conflictColumns() != null
+                            && (wireVersion == NO_VERSION || WireVersion.hasConflictColumns(wireVersion))) {
+                        x.put("conflictColumns", b64(c.conflictColumns()));
+                    }
                 } else if (r instanceof PushResult.OpError e) {
                     x.put("status", "error");
                     x.put("code", e.code());
@@ -196,15 +209,7 @@ public final class WireJson {
         o.put("formatVersion", RowsSegment.FORMAT_VERSION);
         o.put("table", s.table());
         o.put("schemaVersion", s.schemaVersion());
-        List<Object> cols = new ArrayList<>();
-        for (ColumnDescriptor c : s.columns()) {
-            Map<String, Object> x = new LinkedHashMap<>();
-            x.put("name", c.name());
-            x.put("type", c.type().schemaName());
-            x.put("nullable", c.nullable());
-            cols.add(x);
-        }
-        o.put("columns", cols);
+        o.put("columns", columnObjects(s.columns()));
         List<Object> blocks = new ArrayList<>();
         for (List<RowsSegment.Row> block : s.blocks()) {
             List<Object> rows = new ArrayList<>(block.size());
@@ -220,24 +225,51 @@ public final class WireJson {
         return o;
     }
 
+    /**
+     * §11.1 rule 11 (SPEC @008c36d5): a sparse row as {@code {"columns":[…],"values":{…}}} — every column of the
+     * table as a rule-8 column object, and {@code values} keyed by name holding only the present columns, in
+     * declaration order, with rule-8 value rules; a present NULL renders as {@code null}, an absent column has no key.
+     */
+    public static Map<String, Object> renderSparseRow(List<ColumnDescriptor> columns, SparseRow row) {
+        if (row.columnCount() != columns.size()) {
+            throw new IllegalArgumentException("sparse row of " + row.columnCount() + " columns for " + columns.size());
+        }
+        Map<String, Object> values = new LinkedHashMap<>();
+        for (int i = 0; i < columns.size(); i++) {
+            if (row.isPresent(i)) values.put(columns.get(i).name(), value(columns.get(i), row.value(i)));
+        }
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("columns", columnObjects(columns));
+        o.put("values", values);
+        return o;
+    }
+
+    /** Rule 8's column table: {@code {"name":…,"type":<type name>,"nullable":…}} per column. */
+    private static List<Object> columnObjects(List<ColumnDescriptor> columns) {
+        List<Object> cols = new ArrayList<>(columns.size());
+        for (ColumnDescriptor c : columns) {
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("name", c.name());
+            x.put("type", c.type().schemaName());
+            x.put("nullable", c.nullable());
+            cols.add(x);
+        }
+        return cols;
+    }
+
     /** One row as {@code {column: value}} per §11 (also handy for debugging decoded rows). */
     public static Map<String, Object> rowValues(List<ColumnDescriptor> columns, Object[] values) {
         Map<String, Object> out = new LinkedHashMap<>();
-        for (int i = 0; i < columns.size(); i++) {
-            ColumnDescriptor c = columns.get(i);
-            Object v = values[i];
-            if (v == null) {
-                out.put(c.name(), null);
-            } else if (v instanceof byte[] b) {
-                out.put(c.name(), b64(b));
-            } else if (v instanceof Float64Bits f) {
-                out.put(c.name(), f.value());
-            } else if ((c.type() == TypeTag.JSON || c.type() == TypeTag.BLOB_REF) && v instanceof String s) {
-                out.put(c.name(), parsed(s));
-            } else {
-                out.put(c.name(), v);
-            }
-        }
+        for (int i = 0; i < columns.size(); i++) out.put(columns.get(i).name(), value(columns.get(i), values[i]));
         return out;
+    }
+
+    /** One column value by rule 8: NULL as null, bytes/crdt as base64, json/blob_ref parsed. */
+    private static Object value(ColumnDescriptor c, Object v) {
+        if (v == null) return null;
+        if (v instanceof byte[] b) return b64(b);
+        if (v instanceof Float64Bits f) return f.value();
+        if ((c.type() == TypeTag.JSON || c.type() == TypeTag.BLOB_REF) && v instanceof String s) return parsed(s);
+        return v;
     }
 }

@@ -8,7 +8,8 @@
  * (bytes → {@link syncular.jakarta.wire.RequestMessage} / {@link syncular.jakarta.wire.ResponseMessage}),
  * {@link syncular.jakarta.wire.ResponseWriter} (frame-by-frame to an OutputStream, in the request's wire version),
  * {@link syncular.jakarta.wire.RequestEncoder} / {@link syncular.jakarta.wire.ResponseEncoder} (whole messages),
- * {@link syncular.jakarta.wire.RowCodec} (§2.4 rows), {@link syncular.jakarta.wire.RowsSegmentWriter} /
+ * {@link syncular.jakarta.wire.RowCodec} (§2.4 rows), {@link syncular.jakarta.wire.SparseRowCodec} (wire-3 push
+ * payloads), {@link syncular.jakarta.wire.RowsSegmentWriter} /
  * {@link syncular.jakarta.wire.RowsSegmentDecoder} (§5.2), {@link syncular.jakarta.wire.WireJson} (§11),
  * {@link syncular.jakarta.wire.CanonicalJson} (§3.5, §11.2), {@link syncular.jakarta.wire.RealtimeControl} (§8).
  *
@@ -19,6 +20,7 @@
  * {@link java.lang.IllegalStateException}.
  *
  * <p>Invariant a newcomer would break: the wire version is a parameter of every layout (see
- * {@link syncular.jakarta.wire.WireVersion}); never assume 2, because wire version 3 will follow.
+ * {@link syncular.jakarta.wire.WireVersion}); never compare version numbers, ask WireVersion which fields a version
+ * has. Versions 1, 2 and 3 are spoken side by side.
  */
 package syncular.jakarta.wire;

@@ -84,9 +84,10 @@ class EnvelopeTest {
     }
 
     @Test @Spec("§1.2")
-    void rejectsWireVersionsOutsideOneAndTwoAndBadKinds() {
+    void rejectsWireVersionsOutsideOneToThreeAndBadKinds() {
         assertInvalid(() -> request(msg(0, 1, 1, REQ_HEADER_V1, 3, PULL)));
-        assertInvalid(() -> request(msg(3, 1, 1, REQ_HEADER_V1, 3, PULL)));
+        assertInvalid(() -> request(msg(4, 1, 1, REQ_HEADER_V1, 3, PULL)));
+        assertInvalid(() -> request(msg(0x0103, 1, 1, REQ_HEADER_V1, 3, PULL))); // u16: the high byte counts
         assertInvalid(() -> request(msg(1, 3, 1, REQ_HEADER_V1, 3, PULL)));
         assertInvalid(() -> request(msg(1, 2, 0x10, RESP_HEADER_V1)));  // a response given to the request decoder
         assertInvalid(() -> response(msg(1, 1, 1, REQ_HEADER_V1, 3, PULL)));
@@ -261,6 +262,92 @@ class EnvelopeTest {
         assertThrows(IllegalArgumentException.class, () -> ResponseEncoder.encode(new ResponseMessage(1, List.of(RespHeader.v2(null, null, "e", false)))));
     }
 
+    // ------------------------------------------------------------------ wire 3 (SPEC @008c36d5, WIRE3-DELTA §1)
+
+    @Test @Spec("§1.5, §1.6 @008c36d5; WIRE3-DELTA §1.2")
+    void wireThreeHeadersHaveTheWireTwoLayout() {
+        byte[] withEpoch = payload(w -> w.str("c").i32(1).u8(1).str("epoch-1"));
+        byte[] acquire = payload(w -> w.str("c").i32(1).u8(0));
+        for (byte[] p : List.of(withEpoch, acquire)) {
+            RequestMessage v2 = RequestDecoder.decode(msg(2, 1, 1, p, 3, PULL));
+            byte[] v3bytes = msg(3, 1, 1, p, 3, PULL);
+            RequestMessage v3 = RequestDecoder.decode(v3bytes);
+            assertEquals(3, v3.wireVersion());
+            assertEquals(v2.frames(), v3.frames());
+            assertArrayEquals(v3bytes, RequestEncoder.encode(v3));
+        }
+        assertEquals("epoch-1", RequestDecoder.decode(msg(3, 1, 1, withEpoch, 3, PULL)).header().logEpoch());
+        assertInvalid(() -> request(msg(3, 1, 1, REQ_HEADER_V1, 3, PULL))); // the presence byte is required
+        byte[] resp = payload(w -> w.u8(1).i32(3).u8(0).str("e").bool(true));
+        assertEquals(RespHeader.v2(3, null, "e", true), ResponseDecoder.decode(msg(3, 2, 0x10, resp)).frames().get(0));
+        assertInvalid(() -> response(msg(3, 2, 0x10, RESP_HEADER_V1)));
+        assertThrows(IllegalArgumentException.class, () -> ResponseEncoder.encode(new ResponseMessage(3, List.of(RespHeader.v1(null, null)))));
+        assertThrows(IllegalArgumentException.class, () -> RequestEncoder.encode(new RequestMessage(3,
+                List.of(new ReqHeader("c", 1, ""), new PullHeader(0, 0, 0, 3)))));
+    }
+
+    static final byte[] SERVER_ROW = {0x00, 0x01, 0x00, 0x00, 0x00, 0x61};
+
+    static ResponseMessage conflictResponse(int wire, byte[] conflictColumns) {
+        RespHeader h = WireVersion.hasLogEpoch(wire) ? RespHeader.v2(null, null, "e", false) : RespHeader.v1(null, null);
+        PushResult r = new PushResult("c-1", PushResult.Status.REJECTED, null, List.of(new PushResult.Conflict(0,
+                ErrorCode.SYNC_VERSION_CONFLICT.wire(), "m", 7, SERVER_ROW, conflictColumns)));
+        return new ResponseMessage(wire, List.of(h, r));
+    }
+
+    @Test @Spec("§6.3 @008c36d5")
+    void wireThreeConflictCarriesConflictColumnsAfterServerRow() {
+        byte[] b = ResponseEncoder.encode(conflictResponse(3, new byte[] {0x02}));
+        // … serverVersion i64 · serverRow bytes · conflictColumns bytes, then END
+        String tail = "0700000000000000" + "06000000" + "000100000061" + "01000000" + "02" + "0000000000";
+        assertTrue(java.util.HexFormat.of().formatHex(b).endsWith(tail), java.util.HexFormat.of().formatHex(b));
+        ResponseMessage back = ResponseDecoder.decode(b);
+        PushResult.Conflict c = (PushResult.Conflict) ((PushResult) back.frames().get(1)).results().get(0);
+        assertArrayEquals(new byte[] {0x02}, c.conflictColumns());
+        assertArrayEquals(SERVER_ROW, c.serverRow());
+        assertArrayEquals(b, ResponseEncoder.encode(back));
+        // plain bytes: the envelope codec takes any length, the empty bitmap included
+        byte[] empty = ResponseEncoder.encode(conflictResponse(3, new byte[0]));
+        assertArrayEquals(new byte[0], ((PushResult.Conflict) ((PushResult) ResponseDecoder.decode(empty).frames().get(1))
+                .results().get(0)).conflictColumns());
+    }
+
+    @Test @Spec("§6.3")
+    void wireOneAndTwoConflictsHaveNoConflictColumns() {
+        for (int v : new int[] {1, 2}) {
+            byte[] without = ResponseEncoder.encode(conflictResponse(v, null));
+            byte[] with = ResponseEncoder.encode(conflictResponse(v, new byte[] {0x02}));
+            assertArrayEquals(without, with, "wire " + v + " ignores conflictColumns");
+            PushResult.Conflict c = (PushResult.Conflict) ((PushResult) ResponseDecoder.decode(with).frames().get(1)).results().get(0);
+            assertNull(c.conflictColumns());
+        }
+        byte[] v2 = ResponseEncoder.encode(conflictResponse(2, null));
+        byte[] v3 = ResponseEncoder.encode(conflictResponse(3, new byte[] {0x02}));
+        assertEquals(v2.length + 5, v3.length); // u32 length + one bitmap byte
+    }
+
+    @Test @Spec("§6.3 @008c36d5")
+    void wireThreeRefusesAConflictWithoutConflictColumns() {
+        assertThrows(IllegalArgumentException.class, () -> ResponseEncoder.encode(conflictResponse(3, null)));
+        ResponseWriter w = new ResponseWriter(new ByteArrayOutputStream(), 3);
+        w.write(RespHeader.v2(null, null, "e", false));
+        assertThrows(IllegalArgumentException.class, () -> w.write(conflictResponse(3, null).frames().get(1)));
+    }
+
+    @Test @Spec("§1.2 rule 3, §6.3 @008c36d5")
+    void aConflictRecordIsReadInItsMessagesWireVersion() {
+        byte[] rejected2 = payload(w -> w.str("c").u8(3).u8(0).u32(1).i32(0).u8(2).str("sync.version_conflict").str("m")
+                .i64(7).bytes(SERVER_ROW));
+        byte[] rejected3 = payload(w -> w.raw(rejected2).bytes(new byte[] {0x02}));
+        byte[] h = payload(w -> w.u8(0).u8(0).str("e").bool(false));
+        response(msg(2, 2, 0x10, h, 0x11, rejected2));
+        response(msg(3, 2, 0x10, h, 0x11, rejected3));
+        assertInvalid(() -> response(msg(3, 2, 0x10, h, 0x11, rejected2)));  // conflictColumns missing
+        assertInvalid(() -> response(msg(2, 2, 0x10, h, 0x11, rejected3)));  // trailing bytes in a wire-2 frame
+        byte[] overlong = payload(w -> w.raw(rejected2).u32(2).u8(0x02));
+        assertInvalid(() -> response(msg(3, 2, 0x10, h, 0x11, overlong)));
+    }
+
     // ------------------------------------------------------------------ streaming writer
 
     @Test @Spec("§1.4, §1.6")
@@ -290,7 +377,7 @@ class EnvelopeTest {
     @Test @Spec("§9")
     void aResponseIsEncodedInTheWireVersionOfItsRequest() {
         for (int v = WireVersion.MIN; v <= WireVersion.MAX; v++) {
-            RespHeader h = v >= 2 ? RespHeader.v2(null, 1, "e", false) : RespHeader.v1(null, 1);
+            RespHeader h = WireVersion.hasLogEpoch(v) ? RespHeader.v2(null, 1, "e", false) : RespHeader.v1(null, 1);
             List<ResponseFrame> frames = new ArrayList<>(List.of(h, SubStart.revoked("s"), new SubEnd(-1, null)));
             byte[] b = ResponseEncoder.encode(new ResponseMessage(v, frames));
             assertEquals(v, Envelope.readHeader(b).wireVersion());

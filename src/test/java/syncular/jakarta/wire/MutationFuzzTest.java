@@ -16,14 +16,16 @@ import net.jqwik.api.lifecycle.AfterContainer;
  * Mutated and truncated golden vectors (SPEC §1.7, STYLE §6.12): every input either decodes — and then, encodings
  * being canonical, re-encodes to the very same bytes — or fails with {@link DecodeException}; never another
  * exception, never a hang. {@value #TRIES} tries × the inputs per try cover at least {@code syncular.fuzz.inputs}
- * (default 100,000) inputs, spread evenly over every binary vector; each input has its own deadline
+ * (default 100,000) inputs, spread evenly over every binary vector — the 0.15.48 ones, their wire-3 derivations
+ * ({@link Wire3Vectors}, so conflictColumns and the version-3 layouts are mutated too) and the wire-3 sparse push
+ * rows; each input has its own deadline
  * ({@code syncular.fuzz.timeout-ms}, default 2,000 ms, generous for a shared 2-core machine).
  */
 public class MutationFuzzTest {
     static final int TRIES = 100;
     static final long TOTAL = Long.getLong("syncular.fuzz.inputs", 100_000);
     static final long TIMEOUT_MS = Long.getLong("syncular.fuzz.timeout-ms", 2_000);
-    static final List<Vectors.Binary> VECTORS = Vectors.validBinaries();
+    static final List<Vectors.Binary> VECTORS = allVectors();
     static final AtomicLong INPUTS = new AtomicLong();
     static final AtomicLong DECODED = new AtomicLong();
 
@@ -31,6 +33,13 @@ public class MutationFuzzTest {
     private static final long[] U32 = {0, 1, 2, 7, 0x7f, 0xff, 0x7fffffffL, 0x80000000L, 0xfffffffeL, 0xffffffffL};
     private static final long[] I64 = {0, 1, -1, (1L << 53) - 1, 1L << 53, -(1L << 53), Long.MIN_VALUE, Long.MAX_VALUE,
             0x7ff8000000000001L};
+
+    private static List<Vectors.Binary> allVectors() {
+        List<Vectors.Binary> all = new java.util.ArrayList<>(Vectors.validBinaries());
+        all.addAll(Wire3Vectors.binaries());
+        all.addAll(Wire3Vectors.pushBinaries());
+        return List.copyOf(all);
+    }
 
     @Property(tries = TRIES)
     void mutatedVectorsDecodeOrFailWithTheTypedError(@ForAll long seed) throws InterruptedException {

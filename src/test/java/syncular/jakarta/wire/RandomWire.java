@@ -87,7 +87,7 @@ final class RandomWire {
     RequestMessage request() {
         int v = wireVersion();
         List<RequestFrame> frames = new ArrayList<>();
-        frames.add(new ReqHeader(nonEmpty(10), 1 + r.nextInt(50), v >= 2 ? maybe(nonEmpty(8)) : null));
+        frames.add(new ReqHeader(nonEmpty(10), 1 + r.nextInt(50), WireVersion.hasLogEpoch(v) ? maybe(nonEmpty(8)) : null));
         int pushes = r.nextInt(3);
         boolean pull = pushes == 0 || r.nextBoolean();
         for (int i = 0; i < pushes; i++) {
@@ -117,7 +117,7 @@ final class RandomWire {
         List<ResponseFrame> frames = new ArrayList<>();
         Integer req = maybe(r.nextInt());
         Integer latest = maybe(r.nextInt());
-        frames.add(v >= 2 ? RespHeader.v2(req, latest, nonEmpty(8), r.nextBoolean()) : RespHeader.v1(req, latest));
+        frames.add(WireVersion.hasLogEpoch(v) ? RespHeader.v2(req, latest, nonEmpty(8), r.nextBoolean()) : RespHeader.v1(req, latest));
         if (r.nextBoolean()) frames.add(new Lease(nonEmpty(8), safe()));
         int pushes = r.nextInt(3);
         for (int i = 0; i < pushes; i++) {
@@ -127,7 +127,11 @@ final class RandomWire {
             for (int j = 0; j < n; j++) {
                 switch (r.nextInt(3)) {
                     case 0: results.add(new PushResult.Applied(j)); break;
-                    case 1: results.add(new PushResult.Conflict(j, str(5), str(10), safe(), bytes(10))); break;
+                    case 1:
+                        // wire 3 requires the evidence bitmap (any bytes: the envelope codec cannot check them)
+                        results.add(new PushResult.Conflict(j, str(5), str(10), safe(), bytes(10),
+                                WireVersion.hasConflictColumns(v) ? bytes(3) : null));
+                        break;
                     default: results.add(new PushResult.OpError(j, str(5), str(10), r.nextBoolean())); break;
                 }
             }
@@ -182,9 +186,12 @@ final class RandomWire {
         return new CommitFrame(safe(), safe(), str(6), tables, changes);
     }
 
-    List<ColumnDescriptor> columns() {
+    List<ColumnDescriptor> columns() { return columns(0); }
+
+    /** Random columns, at least {@code min} of them. */
+    List<ColumnDescriptor> columns(int min) {
         List<ColumnDescriptor> cols = new ArrayList<>();
-        int n = r.nextInt(12);
+        int n = min + r.nextInt(12);
         for (int i = 0; i < n; i++) cols.add(new ColumnDescriptor(str(5), TypeTag.values()[r.nextInt(8)], r.nextBoolean()));
         return cols;
     }
@@ -204,6 +211,20 @@ final class RandomWire {
                     maybe(str(5)), maybe(str(5))).toJson();
             default: return bytes(10);
         }
+    }
+
+    int nextInt(int bound) { return r.nextInt(bound); }
+
+    /** A random valid sparse row over {@code cols} (SPEC @008c36d5 §2.4): the primary key always present. */
+    SparseRow sparseRow(List<ColumnDescriptor> cols, int primaryKeyIndex) {
+        boolean[] present = new boolean[cols.size()];
+        Object[] values = new Object[cols.size()];
+        boolean all = r.nextInt(4) == 0;
+        for (int i = 0; i < present.length; i++) {
+            present[i] = all || i == primaryKeyIndex || r.nextBoolean();
+            if (present[i]) values[i] = value(cols.get(i));
+        }
+        return new SparseRow(present, values);
     }
 
     RowsSegment segment(int maxRows) {

@@ -68,12 +68,16 @@ final class Vectors {
         }
     }
 
-    /** Decodes a binary vector of {@code kind}; the result is a message or a segment. */
+    /**
+     * Decodes a binary vector of {@code kind}; the result is a message, a segment, or — kind {@code push}, whose
+     * vectors are sparse rows of the one push-vector table ({@link SparseRowCodecTest#PUSH}) — a {@link SparseRow}.
+     */
     static Object decode(String kind, byte[] b) {
         switch (kind) {
             case "request": return RequestDecoder.decode(b);
             case "response": return ResponseDecoder.decode(b);
             case "segment": return RowsSegmentDecoder.decode(b, true);
+            case "push": return SparseRowCodec.decodeLossless(SparseRowCodecTest.PUSH, 0, b);
             default: throw new IllegalArgumentException("no binary decoder for vector kind " + kind);
         }
     }
@@ -81,12 +85,14 @@ final class Vectors {
     static Object render(Object decoded) {
         if (decoded instanceof RequestMessage m) return WireJson.render(m);
         if (decoded instanceof ResponseMessage m) return WireJson.render(m);
+        if (decoded instanceof SparseRow r) return WireJson.renderSparseRow(SparseRowCodecTest.PUSH, r);
         return WireJson.render((RowsSegment) decoded);
     }
 
     static byte[] encode(Object decoded) {
         if (decoded instanceof RequestMessage m) return RequestEncoder.encode(m);
         if (decoded instanceof ResponseMessage m) return ResponseEncoder.encode(m);
+        if (decoded instanceof SparseRow r) return SparseRowCodec.encode(SparseRowCodecTest.PUSH, 0, r);
         return RowsSegmentEncoder.encode((RowsSegment) decoded);
     }
 
