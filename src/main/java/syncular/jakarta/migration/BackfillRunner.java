@@ -81,7 +81,8 @@ public final class BackfillRunner {
         this.schema = schema;
         this.declarations = declarations;
         this.clock = clock;
-        this.processor = new PushProcessor(storage, clock, syncular.jakarta.sync.Validation.NONE);
+        this.processor = new PushProcessor(storage, clock, syncular.jakarta.sync.Validation.NONE,
+                syncular.jakarta.sync.DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS);
     }
 
     /** The reserved clientId of a definition's commits (issue 7). */

@@ -17,11 +17,6 @@ public record TableSchema(String name, String primaryKey, List<ColumnSchema> col
         references = List.copyOf(references);
     }
 
-    /** A table that declares no references. */
-    public TableSchema(String name, String primaryKey, List<ColumnSchema> columns, List<ScopePattern> scopes) {
-        this(name, primaryKey, columns, scopes, List.of());
-    }
-
     /** The row codec's view of this table, in column order. */
     public List<ColumnDescriptor> descriptors() {
         return columns.stream().map(ColumnSchema::descriptor).toList();

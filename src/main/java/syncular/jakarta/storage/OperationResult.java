@@ -1,26 +1,28 @@
 package syncular.jakarta.storage;
 
-import java.util.List;
 import java.util.Objects;
 
 /**
  * The stored outcome of one push operation (SPEC §6.3), persisted with the commit for idempotent replay (§2.3).
- * Sealed so a later wire version can add a kind; a conflict already carries {@code conflictColumns}, which wire
- * versions 1 and 2 leave empty and wire 3 fills (WIRE3-DELTA §8.4).
+ * Sealed so a later wire version can add a kind.
  */
 public sealed interface OperationResult {
     int opIndex();
 
     record Applied(int opIndex) implements OperationResult { }
 
-    /** {@code serverRow} is the row-codec payload of the winning row, as stored. */
+    /**
+     * {@code serverRow} is the row-codec payload of the winning row, as stored. {@code conflictColumns} is the wire-3
+     * bitmap of the columns that moved past the push's baseVersion (presence-bitmap layout, WIRE3-DELTA §1.4),
+     * computed for every conflict whatever the wire version, so a replay under wire 3 answers what was decided; null
+     * only in results stored before it was (wire 1/2 encodings leave it out).
+     */
     record Conflict(int opIndex, String code, String message, long serverVersion, byte[] serverRow,
-                    List<String> conflictColumns) implements OperationResult {
+                    byte[] conflictColumns) implements OperationResult {
         public Conflict {
             Objects.requireNonNull(code, "code");
             Objects.requireNonNull(message, "message");
             Objects.requireNonNull(serverRow, "serverRow");
-            conflictColumns = List.copyOf(conflictColumns);
         }
     }
 

@@ -14,8 +14,8 @@ import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ValidatedOperation;
 import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.CompiledSchema;
-import syncular.jakarta.schema.ScopePattern;
 import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.OperationResult;
 import syncular.jakarta.storage.PushKey;
 import syncular.jakarta.storage.PushPreamble;
@@ -29,8 +29,7 @@ import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
-import syncular.jakarta.storage.NewCommit;
-import syncular.jakarta.wire.DecodeException;
+import syncular.jakarta.wire.ColumnBitmap;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
 import syncular.jakarta.wire.Op;
@@ -61,13 +60,16 @@ public final class PushProcessor {
     private final ServerStorage storage;
     private final Clock clock;
     private final Validation validation;
+    private final int maxCascadeOperations;
     private final GroupCommit<Batch, Pushed> groups =
             new GroupCommit<>(MAX_GROUP_COMMITS, b -> b.commits().size(), this::applyGroup);
 
-    public PushProcessor(ServerStorage storage, Clock clock, Validation validation) {
+    /** @param maxCascadeOperations §6.11: operations declared references may append to one commit */
+    public PushProcessor(ServerStorage storage, Clock clock, Validation validation, int maxCascadeOperations) {
         this.storage = storage;
         this.clock = clock;
         this.validation = validation;
+        this.maxCascadeOperations = maxCascadeOperations;
     }
 
     /** What one commit produced on the wire: PUSH_RESULT and, for a rejection with details, PUSH_RESULT_DETAILS. */
@@ -207,7 +209,7 @@ public final class PushProcessor {
         }
         int running = group.get(0).schema().version();
         PushPreamble pre = tx.lockForPush(running, keys, prefetch);
-        Rows rows = new Rows(tx, pre.rows(), prefetch);
+        Rows rows = new Rows(tx, pre, prefetch);
         Map<PushKey, StoredPushResult> decided = new HashMap<>(pre.existing());
         long head = pre.maxCommitSeq();
         boolean first = true;
@@ -231,7 +233,7 @@ public final class PushProcessor {
                 }
                 StoredPushResult known = decided.get(key);
                 if (known != null) {
-                    mine.add(outcome(commit.clientCommitId(), known, true));
+                    mine.add(outcome(commit.clientCommitId(), recordedConflicts(known, commit, b.schema()), true));
                     continue;
                 }
                 if (!first) tx.nextCandidate();
@@ -250,17 +252,23 @@ public final class PushProcessor {
     }
 
     /**
-     * The rows a group's operations target: as read under the lock, then as the group's applied commits left them.
-     * A commit's own writes stay in its layer until it is applied; a rejection drops them.
+     * The rows a group's operations target, and whether the absent ones have a tombstone: as read under the lock,
+     * then as the group's applied commits left them (a delete leaves a tombstone, an insert clears it, as the
+     * append records them). A commit's own writes stay in its layer until it is applied; a rejection drops them.
      */
     private static final class Rows {
         private final StorageTransaction tx;
         private final Map<RowKey, Optional<StoredRow>> group = new HashMap<>();
         private final Map<RowKey, Optional<StoredRow>> commit = new HashMap<>();
+        private final Map<RowKey, Boolean> groupTombstones = new HashMap<>();
+        private final Map<RowKey, Boolean> commitTombstones = new HashMap<>();
 
-        Rows(StorageTransaction tx, Map<RowKey, StoredRow> read, Set<RowKey> prefetched) {
+        Rows(StorageTransaction tx, PushPreamble pre, Set<RowKey> prefetched) {
             this.tx = tx;
-            for (RowKey k : prefetched) group.put(k, Optional.ofNullable(read.get(k)));
+            for (RowKey k : prefetched) {
+                group.put(k, Optional.ofNullable(pre.rows().get(k)));
+                groupTombstones.put(k, pre.tombstones().contains(k));
+            }
         }
 
         Optional<StoredRow> get(String table, String rowId) {
@@ -274,16 +282,38 @@ public final class PushProcessor {
             return r;
         }
 
+        boolean tombstoned(String table, String rowId) {
+            RowKey k = new RowKey(table, rowId);
+            Boolean t = commitTombstones.get(k);
+            if (t == null) t = groupTombstones.get(k);
+            if (t == null) {
+                t = tx.hasTombstone(table, rowId);
+                groupTombstones.put(k, t);
+            }
+            return t;
+        }
+
         void put(String table, String rowId, StoredRow row) {
-            commit.put(new RowKey(table, rowId), Optional.ofNullable(row));
+            RowKey k = new RowKey(table, rowId);
+            commit.put(k, Optional.ofNullable(row));
+            if (row == null) {
+                commitTombstones.put(k, true);
+            } else if (row.serverVersion() == 1) {
+                commitTombstones.put(k, false);
+            }
         }
 
         void applied() {
             group.putAll(commit);
             commit.clear();
+            groupTombstones.putAll(commitTombstones);
+            commitTombstones.clear();
         }
 
-        void rejected() { commit.clear(); }
+        void rejected() {
+            commit.clear();
+            commitTombstones.clear();
+        }
     }
 
     private record Decided(StoredPushResult stored, Outcome outcome) { }
@@ -296,6 +326,7 @@ public final class PushProcessor {
     private Decided applyCommit(StorageTransaction tx, Batch b, PushCommit commit, Rows rows) {
         Identity id = b.request().identity();
         String clientId = b.request().clientId();
+        WriteSemantics semantics = WriteSemantics.of(b.request().wireVersion());
         long createdAtMs = clock.nowMs();
         List<OperationResult> results = new ArrayList<>();
         List<StoredChange> changes = new ArrayList<>();
@@ -306,22 +337,34 @@ public final class PushProcessor {
         Validation.Run run = begun != null && (begun.collectsEvidence()
                 || commit.operations().stream().anyMatch(op -> begun.wants(op.table()))) ? begun : null;
         Hooks hooks = run == null ? null : new Hooks(run, new ValidationReads(tx, b.schema(), id.actorId()));
-        List<RowWrite> writes = hooks == null ? new ArrayList<>() : null;
+        // writes go with the append, unless validators or declared references read the candidate state
+        boolean referenced = DeclaredReferences.involved(b.schema(), commit);
+        List<RowWrite> writes = hooks == null && !referenced ? new ArrayList<>() : null;
+        List<DeclaredReferences.Staged> staged = new ArrayList<>();
+        List<Integer> origins = new ArrayList<>();
+        int clientOperations = commit.operations().size();
         try {
-            for (int i = 0; i < commit.operations().size(); i++) {
+            for (int i = 0; i < clientOperations; i++) {
                 Applied applied = applyOperation(tx, rows, writes, b.schema(), b.allowed(),
-                        commit.operations().get(i), i, hooks);
+                        commit.operations().get(i), i, hooks, semantics);
                 if (applied.rejection != null) {
                     terminated = applied.rejection;
                     break;
                 }
                 results.add(new OperationResult.Applied(i));
                 if (applied.change != null) changes.add(applied.change);
+                staged.add(applied.staged);
+            }
+            if (terminated == null && referenced) {
+                terminated = DeclaredReferences.enforce(b.schema(), tx, rows::get, staged, clientOperations,
+                        maxCascadeOperations, new Cascade(tx, rows, hooks, changes, origins, clientOperations));
             }
             if (terminated == null && hooks != null && run.collectsEvidence()) {
-                // §6.8: once, after the final staged operation and before the append
-                terminated = run.validateCommit(new CommitValidator.Commit(clientId, commit.clientCommitId(),
-                        id.actorId(), id.partition(), hooks.evidence), hooks.reads).orElse(null);
+                // §6.8: once, after the final staged operation and before the append; an appended operation's
+                // rejection is its client operation's
+                terminated = blamedOnClientOperation(run.validateCommit(new CommitValidator.Commit(clientId,
+                        commit.clientCommitId(), id.actorId(), id.partition(), hooks.evidence), hooks.reads)
+                        .orElse(null), clientOperations, origins);
             }
         } catch (StorageException e) {
             terminated = refusal(e, results.size(), commit);
@@ -351,6 +394,78 @@ public final class PushProcessor {
                 UUID.randomUUID().toString(), List.of(terminated));
         tx.rejectPush(clientId, commit.clientCommitId(), rejected);
         return new Decided(rejected, outcome(commit.clientCommitId(), rejected, false));
+    }
+
+    /**
+     * The operations declared references append (§6.11): each goes through the row validators of its table (a
+     * rejection is blamed on the client operation it comes from), is written at once (the references pass reads
+     * the candidate state) and adds its change and its §6.8 evidence.
+     */
+    private static final class Cascade implements DeclaredReferences.Appender {
+        private final StorageTransaction tx;
+        private final Rows rows;
+        private final Hooks hooks;
+        private final List<StoredChange> changes;
+        private final List<Integer> origins;
+        private final int clientOperations;
+
+        Cascade(StorageTransaction tx, Rows rows, Hooks hooks, List<StoredChange> changes, List<Integer> origins,
+                int clientOperations) {
+            this.tx = tx;
+            this.rows = rows;
+            this.hooks = hooks;
+            this.changes = changes;
+            this.origins = origins;
+            this.clientOperations = clientOperations;
+        }
+
+        @Override
+        public OperationResult delete(TableSchema child, StoredRow row, int opIndex, int origin) {
+            origins.add(origin);
+            OperationResult rejected = validate(child, new ValidatedOperation(opIndex, true, child.name(),
+                    row.rowId(), null, storedValues(child, row), row.serverVersion(), null));
+            if (rejected != null) return rejected;
+            write(tx, rows, null, new RowWrite.Delete(child.name(), row.rowId(), origin));
+            changes.add(StoredChange.delete(child.name(), row.rowId(), row.scopes()));
+            return null;
+        }
+
+        @Override
+        public OperationResult detach(TableSchema child, StoredRow row, int column, int opIndex, int origin) {
+            origins.add(origin);
+            Object[] before = RowCodec.decode(child.descriptors(), row.payload());
+            Object[] after = before.clone();
+            after[column] = null;
+            long version = row.serverVersion() + 1;
+            boolean[] written = new boolean[after.length];
+            written[column] = true;
+            StoredRow detached = new StoredRow(row.rowId(), version, row.scopes(),
+                    RowCodec.encode(child.descriptors(), after),
+                    row.columnVersions().written(after.length, row.serverVersion(), written, version));
+            OperationResult rejected = validate(child, new ValidatedOperation(opIndex, false, child.name(),
+                    row.rowId(), ValidationReads.values(child, after), ValidationReads.values(child, before),
+                    row.serverVersion(), version));
+            if (rejected != null) return rejected;
+            write(tx, rows, null, new RowWrite.Upsert(child.name(), detached, origin));
+            changes.add(StoredChange.upsert(child.name(), row.rowId(), version, row.scopes(), detached.payload()));
+            return null;
+        }
+
+        private OperationResult validate(TableSchema child, ValidatedOperation op) {
+            if (hooks == null || !hooks.run.wants(child.name())) return null;
+            return blamedOnClientOperation(hooks.validate(op, true), clientOperations, origins);
+        }
+    }
+
+    /** A rejection naming an appended operation (§6.11), renamed to the client operation it comes from. */
+    private static OperationResult blamedOnClientOperation(OperationResult rejection, int clientOperations,
+                                                           List<Integer> origins) {
+        if (rejection == null || rejection.opIndex() < clientOperations) return rejection;
+        int origin = origins.get(rejection.opIndex() - clientOperations);
+        if (rejection instanceof OperationResult.Failed f) {
+            return new OperationResult.Failed(origin, f.code(), f.message(), f.retryable(), f.detailsJson());
+        }
+        return rejection;
     }
 
     /**
@@ -400,21 +515,27 @@ public final class PushProcessor {
         }
     }
 
-    private record Applied(StoredChange change, OperationResult rejection) {
-        static Applied ok(StoredChange change) { return new Applied(change, null); }
+    /** An operation's change (null when it changes nothing) and how it was staged; or its rejection. */
+    private record Applied(StoredChange change, DeclaredReferences.Staged staged, OperationResult rejection) {
+        static Applied ok(StoredChange change, DeclaredReferences.Staged staged) {
+            return new Applied(change, staged, null);
+        }
+
+        static Applied rejected(OperationResult rejection) { return new Applied(null, null, rejection); }
 
         static Applied reject(int opIndex, ErrorCode code, String message) {
-            return new Applied(null, new OperationResult.Failed(opIndex, code.wire(), message, code.retryable(), null));
+            return rejected(new OperationResult.Failed(opIndex, code.wire(), message, code.retryable(), null));
         }
     }
 
     /**
-     * REF upsert pipeline (SPEC-DIGEST §8.2): table → resolver → decode → PK → auth → conflict → strip → validator
-     * (§6.7) → write. {@code hooks} is null when no validator is active.
+     * REF push pipeline (SPEC-DIGEST §8.2): table → resolver → the row → delete, or the upsert as the request's
+     * {@link WriteSemantics} decide it → CRDT and blob checks → validator (§6.7) → write. {@code hooks} is null when
+     * no validator is active.
      */
     private static Applied applyOperation(StorageTransaction tx, Rows rows, List<RowWrite> writes,
                                           CompiledSchema schema, Map<String, List<String>> allowed,
-                                          PushCommit.Operation op, int i, Hooks hooks) {
+                                          PushCommit.Operation op, int i, Hooks hooks, WriteSemantics semantics) {
         Optional<TableSchema> maybeTable = schema.table(op.table());
         if (maybeTable.isEmpty()) {
             return Applied.reject(i, ErrorCode.SYNC_UNKNOWN_TABLE, "the table is not handled by this server");
@@ -423,7 +544,7 @@ public final class PushProcessor {
         if (allowed == null) return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "scope resolution failed (§3.4)");
         // before the first read: a rowId the database cannot hold is refused even as a query parameter
         OperationResult unstorable = StorableInput.rowId(i, op.rowId());
-        if (unstorable != null) return new Applied(null, unstorable);
+        if (unstorable != null) return Applied.rejected(unstorable);
         Optional<StoredRow> stored = rows.get(table.name(), op.rowId());
 
         boolean validating = hooks != null && hooks.run.wants(table.name());
@@ -432,7 +553,7 @@ public final class PushProcessor {
                 // §6.2: absent-row delete applies, changes nothing; §6.7 runs no validator, §6.8 still sees it
                 if (validating) hooks.validate(new ValidatedOperation(i, true, table.name(), op.rowId(), null, null,
                         null, null), false);
-                return Applied.ok(null);
+                return Applied.ok(null, new DeclaredReferences.Staged(table, op.rowId(), i, null, false));
             }
             if (!Scopes.authorizeWrite(table, stored.get().scopes(), allowed)) {
                 return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "delete denied by scope authorization (§3.4)");
@@ -440,84 +561,30 @@ public final class PushProcessor {
             if (validating) {
                 OperationResult rejected = hooks.validate(new ValidatedOperation(i, true, table.name(), op.rowId(),
                         null, storedValues(table, stored.get()), stored.get().serverVersion(), null), true);
-                if (rejected != null) return new Applied(null, rejected);
+                if (rejected != null) return Applied.rejected(rejected);
             }
             write(tx, rows, writes, new RowWrite.Delete(table.name(), op.rowId(), i));
-            return Applied.ok(StoredChange.delete(table.name(), op.rowId(), stored.get().scopes()));
+            return Applied.ok(StoredChange.delete(table.name(), op.rowId(), stored.get().scopes()),
+                    new DeclaredReferences.Staged(table, op.rowId(), i, null, true));
         }
 
-        Object[] values;
-        try {
-            values = RowCodec.decode(table.descriptors(), op.payload());
-        } catch (DecodeException e) {
-            return Applied.reject(i, ErrorCode.SYNC_INVALID_REQUEST, "row payload failed row-codec decode (§1.7)");
-        }
-        Optional<String> pk = Scopes.render(values[table.primaryKeyIndex()]);
-        if (pk.isEmpty() || !pk.get().equals(op.rowId())) {
-            return Applied.reject(i, ErrorCode.SYNC_INVALID_REQUEST, "payload primary key does not match rowId");
-        }
-        unstorable = StorableInput.jsonColumns(i, table, values);
-        if (unstorable != null) return new Applied(null, unstorable);
-
-        if (stored.isPresent()) {
-            StoredRow s = stored.get();
-            if (!Scopes.authorizeWrite(table, s.scopes(), allowed)) {
-                return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "write denied by scope authorization (§3.4)");
-            }
-            if (op.baseVersion() != null && op.baseVersion() != s.serverVersion()) {
-                return new Applied(null, new OperationResult.Conflict(i, ErrorCode.SYNC_VERSION_CONFLICT.wire(),
-                        "row version does not match baseVersion (§6.2)", s.serverVersion(), s.payload(), List.of()));
-            }
-            // §3.4: scope columns are immutable on update; the stored values win.
-            Object[] storedValues = RowCodec.decode(table.descriptors(), s.payload());
-            boolean mutated = false;
-            for (ScopePattern p : table.scopes()) {
-                int c = table.columnIndex(p.column());
-                if (!java.util.Objects.equals(values[c], storedValues[c])) {
-                    values[c] = storedValues[c];
-                    mutated = true;
-                }
-            }
-            Applied unsupported = refuseCrdtAndBlobValues(table, values, i);
-            if (unsupported != null) return unsupported;
-            byte[] payload = mutated ? RowCodec.encode(table.descriptors(), values) : op.payload();
-            long version = s.serverVersion() + 1;
-            if (validating) {
-                OperationResult rejected = hooks.validate(new ValidatedOperation(i, false, table.name(), op.rowId(),
-                        ValidationReads.values(table, values), ValidationReads.values(table, storedValues),
-                        s.serverVersion(), version), true);
-                if (rejected != null) return new Applied(null, rejected);
-            }
-            write(tx, rows, writes, new RowWrite.Upsert(table.name(),
-                    new StoredRow(op.rowId(), version, s.scopes(), payload), i));
-            return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), version, s.scopes(), payload));
-        }
-
-        Scopes.Extracted extracted = Scopes.extract(table, values);
-        if (op.baseVersion() != null && op.baseVersion() != 0) {
-            if (extracted.missing() != null || !Scopes.authorizeWrite(table, extracted.scopes(), allowed)) {
-                return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "write denied by scope authorization (§3.4)");
-            }
-            return Applied.reject(i, ErrorCode.SYNC_ROW_MISSING, "upsert with baseVersion targets an absent row (§6.2)");
-        }
-        if (extracted.missing() != null) {
-            return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "insert lacks a value for a scope column (§3.4)");
-        }
-        unstorable = StorableInput.scopes(i, table, extracted.scopes());
-        if (unstorable != null) return new Applied(null, unstorable);
-        if (!Scopes.authorizeWrite(table, extracted.scopes(), allowed)) {
-            return Applied.reject(i, ErrorCode.SYNC_FORBIDDEN, "insert denied by scope authorization (§3.4)");
-        }
-        Applied unsupported = refuseCrdtAndBlobValues(table, values, i);
+        WriteSemantics.Decision decision = semantics.upsert(table, op, i, stored,
+                () -> rows.tombstoned(table.name(), op.rowId()), allowed);
+        if (decision.rejection() != null) return Applied.rejected(decision.rejection());
+        WriteSemantics.Write w = decision.write();
+        Applied unsupported = refuseCrdtAndBlobValues(table, w.values(), i);
         if (unsupported != null) return unsupported;
+        StoredRow row = w.row();
         if (validating) {
             OperationResult rejected = hooks.validate(new ValidatedOperation(i, false, table.name(), op.rowId(),
-                    ValidationReads.values(table, values), null, null, 1L), true);
-            if (rejected != null) return new Applied(null, rejected);
+                    ValidationReads.values(table, w.values()),
+                    w.storedValues() == null ? null : ValidationReads.values(table, w.storedValues()),
+                    stored.map(StoredRow::serverVersion).orElse(null), row.serverVersion()), true);
+            if (rejected != null) return Applied.rejected(rejected);
         }
-        write(tx, rows, writes, new RowWrite.Upsert(table.name(),
-                new StoredRow(op.rowId(), 1, extracted.scopes(), op.payload()), i));
-        return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), 1, extracted.scopes(), op.payload()));
+        write(tx, rows, writes, new RowWrite.Upsert(table.name(), row, i));
+        return Applied.ok(StoredChange.upsert(table.name(), op.rowId(), row.serverVersion(), row.scopes(),
+                row.payload()), new DeclaredReferences.Staged(table, op.rowId(), i, w.values(), stored.isPresent()));
     }
 
     /**
@@ -574,7 +641,7 @@ public final class PushProcessor {
                 records.add(new PushResult.Applied(a.opIndex()));
             } else if (r instanceof OperationResult.Conflict c) {
                 records.add(new PushResult.Conflict(c.opIndex(), c.code(), c.message(), c.serverVersion(), c.serverRow(),
-                        null)); // wire 3: filled by the push rule set
+                        c.conflictColumns()));
             } else if (r instanceof OperationResult.Failed f) {
                 records.add(new PushResult.OpError(f.opIndex(), f.code(), f.message(), f.retryable()));
                 if (f.detailsJson() != null) {
@@ -590,6 +657,39 @@ public final class PushProcessor {
         Optional<PushResultDetails> detailsFrame = details.isEmpty() || applied ? Optional.empty()
                 : Optional.of(new PushResultDetails(clientCommitId, details));
         return new Outcome(result, detailsFrame, applied && !replay ? stored.commitSeq() : 0);
+    }
+
+    /**
+     * A stored result whose conflicts all carry conflictColumns: a conflict stored before they were recorded gets
+     * every non-CRDT column but the key of its operation's table, the reference's answer for a conflict whose
+     * columns are unknown (WIRE3-DELTA §10.7); no columns when the replayed commit no longer names a known table at
+     * that index. Only a wire-3 answer shows them.
+     */
+    private static StoredPushResult recordedConflicts(StoredPushResult stored, PushCommit commit,
+                                                      CompiledSchema schema) {
+        if (stored.results().stream().noneMatch(r -> r instanceof OperationResult.Conflict c
+                && c.conflictColumns() == null)) {
+            return stored;
+        }
+        List<OperationResult> results = new ArrayList<>();
+        for (OperationResult r : stored.results()) {
+            if (r instanceof OperationResult.Conflict c && c.conflictColumns() == null) {
+                Optional<TableSchema> table = c.opIndex() < commit.operations().size()
+                        ? schema.table(commit.operations().get(c.opIndex()).table()) : Optional.empty();
+                byte[] columns = table.map(t -> {
+                    boolean[] marked = new boolean[t.columns().size()];
+                    for (int k = 0; k < marked.length; k++) {
+                        marked[k] = k != t.primaryKeyIndex() && t.columns().get(k).type() != TypeTag.CRDT;
+                    }
+                    return ColumnBitmap.of(marked.length, marked);
+                }).orElse(new byte[0]);
+                r = new OperationResult.Conflict(c.opIndex(), c.code(), c.message(), c.serverVersion(), c.serverRow(),
+                        columns);
+            }
+            results.add(r);
+        }
+        return new StoredPushResult(stored.status(), stored.commitSeq(), stored.recordedAtMs(), stored.cacheIdentity(),
+                results);
     }
 
     /** §6.3: an unreadable stored result is answered, never persisted: rejected, retryable cache miss at op 0. */

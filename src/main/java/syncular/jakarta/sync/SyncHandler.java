@@ -73,7 +73,7 @@ public final class SyncHandler {
         this.resolver = resolver;
         this.clock = clock;
         this.settings = settings;
-        this.push = new PushProcessor(storage, clock, validation);
+        this.push = new PushProcessor(storage, clock, validation, settings.maxCascadeOperationsPerCommit());
         this.pull = new PullProcessor(segments);
     }
 

@@ -12,17 +12,21 @@ package syncular.jakarta.sync;
  *                                   an uncapped list lets one request occupy the database (the spec sets no cap)
  * @param admission                  how many requests of one partition push at once, and wait for a turn
  *                                   ({@link PartitionAdmission}, issue 13)
+ * @param maxCascadeOperationsPerCommit §6.11: operations declared references may append to one commit (CASCADE
+ *                                   deletes, SET NULL upserts); one more rejects it {@code cascade_limit}
  */
 public record SyncSettings(int maxOperationsPerRequest, int inlineSegmentMaxBytes, long maxResponseBytes,
-                           long segmentTtlMs, int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission) {
+                           long segmentTtlMs, int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission,
+                           int maxCascadeOperationsPerCommit) {
     /** Far above what real apps send (a few, or tens with §4.8 windowing), low enough to bound one request. */
     public static final int DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST = 1000;
 
     public static final SyncSettings DEFAULTS = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 24L * 3600 * 1000,
-            DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST, PartitionAdmission.Settings.DEFAULTS);
+            DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST, PartitionAdmission.Settings.DEFAULTS,
+            DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS);
 
     public SyncSettings withMaxSubscriptionsPerRequest(int max) {
         return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs, max,
-                admission);
+                admission, maxCascadeOperationsPerCommit);
     }
 }

@@ -91,7 +91,10 @@ public class ConformanceResource {
                         defaults.maxResponseBytes(),
                         l.get("segmentTtlMs") == null ? defaults.segmentTtlMs()
                                 : number(l.get("segmentTtlMs"), "limits.segmentTtlMs"),
-                        defaults.maxSubscriptionsPerRequest(), defaults.admission());
+                        defaults.maxSubscriptionsPerRequest(), defaults.admission(),
+                        l.get("maxCascadeOperationsPerCommit") == null ? defaults.maxCascadeOperationsPerCommit()
+                                : (int) number(l.get("maxCascadeOperationsPerCommit"),
+                                        "limits.maxCascadeOperationsPerCommit"));
                 if (l.get("maxDeltaBytes") != null) {
                     maxDelta = (int) number(l.get("maxDeltaBytes"), "limits.maxDeltaBytes");
                 }

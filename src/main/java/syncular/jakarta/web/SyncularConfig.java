@@ -8,9 +8,10 @@ import java.util.function.Function;
 import org.eclipse.microprofile.config.Config;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.realtime.RealtimeSettings;
-import syncular.jakarta.sync.Retention;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.sync.DeclaredReferences;
 import syncular.jakarta.sync.PartitionAdmission;
+import syncular.jakarta.sync.Retention;
 import syncular.jakarta.sync.SyncSettings;
 
 /**
@@ -114,15 +115,17 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param segmentCacheBytes       {@code syncular.limits.segment-cache-bytes}: recently stored or served segment
      *                                bytes kept in memory per node for downloads (0: every download reads the
      *                                database)
+     * @param maxCascadeOperationsPerCommit {@code syncular.limits.max-cascade-operations-per-commit}: operations
+     *                                declared references may append to one commit (§6.11)
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
                          int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes,
                          int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission, long lockTimeoutMs,
-                         long partitionTouchIntervalMs, long segmentCacheBytes) {
+                         long partitionTouchIntervalMs, long segmentCacheBytes, int maxCascadeOperationsPerCommit) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
-                    maxSubscriptionsPerRequest, admission);
+                    maxSubscriptionsPerRequest, admission, maxCascadeOperationsPerCommit);
         }
     }
 
@@ -354,7 +357,10 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long inline = positive(config, "syncular.limits.inline-segment-max-bytes", 256L * 1024);
         long maxSubs = positive(config, "syncular.limits.max-subscriptions-per-request",
                 SyncSettings.DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST);
-        if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE || maxSubs > Integer.MAX_VALUE) {
+        long maxCascade = positive(config, "syncular.limits.max-cascade-operations-per-commit",
+                DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS);
+        if (maxOps > Integer.MAX_VALUE || inline > Integer.MAX_VALUE || maxSubs > Integer.MAX_VALUE
+                || maxCascade > Integer.MAX_VALUE) {
             throw new ConfigException("syncular.limits.* values must fit in 32 bits");
         }
         long segmentTtl = positive(config, "syncular.limits.segment-ttl-ms", 24L * 3600 * 1000);
@@ -373,7 +379,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long segmentCache = atLeastZero(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024);
         return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs,
                 new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout, touchInterval,
-                segmentCache);
+                segmentCache, (int) maxCascade);
     }
 
     private static long atLeastZero(Config config, String key, long dflt) {

@@ -142,7 +142,7 @@ public final class BackfillBench {
         List<Thread> threads = new ArrayList<>();
         AtomicLong ids = new AtomicLong();
         for (int w = 0; w < n; w++) {
-            PushProcessor push = new PushProcessor(storage, System::currentTimeMillis, Validation.NONE);
+            PushProcessor push = new PushProcessor(storage, System::currentTimeMillis, Validation.NONE, 1000);
             int writer = w;
             Thread t = new Thread(() -> {
                 PushProcessor.RequestScope scope = new PushProcessor.RequestScope(new Identity("u", p),

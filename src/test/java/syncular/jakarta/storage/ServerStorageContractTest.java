@@ -284,7 +284,7 @@ public abstract class ServerStorageContractTest {
         StoredPushResult applied = new StoredPushResult(StoredPushResult.Status.APPLIED, 7L, 123L, "id-1", List.of(
                 new OperationResult.Applied(0),
                 new OperationResult.Conflict(1, "sync.version_conflict", "stale", 4, new byte[] {0, 1, (byte) 0xff},
-                        List.of("title")),
+                        new byte[] {2, 0}),
                 new OperationResult.Failed(2, "app.rule", "no", true, "{\"reason\":\"x\",\"fieldPaths\":[\"a\"]}")));
         storage().inTransaction(p, tx -> {
             tx.putPushResult("c1", "k1", applied);
@@ -300,7 +300,7 @@ public abstract class ServerStorageContractTest {
         assertEquals(applied.results().get(0), back.results().get(0));
         OperationResult.Conflict conflict = (OperationResult.Conflict) back.results().get(1);
         assertArrayEquals(new byte[] {0, 1, (byte) 0xff}, conflict.serverRow());
-        assertEquals(List.of("title"), conflict.conflictColumns());
+        assertArrayEquals(new byte[] {2, 0}, conflict.conflictColumns(), "the bitmap comes back as stored");
         assertEquals(4, conflict.serverVersion());
         assertEquals(applied.results().get(2), back.results().get(2), "details JSON comes back byte-exact");
         assertEquals(Optional.empty(), Reads.pushResult(storage(), p, "c1", "other"));

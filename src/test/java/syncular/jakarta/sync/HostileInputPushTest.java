@@ -70,7 +70,7 @@ class HostileInputPushTest {
     }
 
     private PushProcessor.Outcome apply(ServerStorage on, String commitId, PushCommit.Operation... ops) {
-        return Pushes.one(new PushProcessor(on, () -> 1_000L, Validation.NONE),
+        return Pushes.one(new PushProcessor(on, () -> 1_000L, Validation.NONE, 1000),
                 new PushProcessor.RequestScope(new Identity("actor-1", partition), "client-1", 2), SCHEMA, ALL,
                 new PushCommit(commitId, List.of(ops)));
     }

@@ -49,7 +49,7 @@ class PullBudgetTest {
         storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
         storage.ensureSchema(SCHEMA, List.of());
         partition = EmbeddedPostgresSupport.partition("budget");
-        PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
+        PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE, 1000);
         for (String project : List.of("pa", "pb")) {
             for (int i = 0; i < 30; i++) {
                 String id = project + "-" + String.format("%03d", i);

@@ -57,7 +57,7 @@ class PushBlobCrdtTest {
 
     @BeforeEach
     void fresh() {
-        push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
+        push = new PushProcessor(storage, () -> 1_000L, Validation.NONE, 1000);
         partition = EmbeddedPostgresSupport.partition("blob");
     }
 

@@ -161,7 +161,7 @@ class PushGroupTest {
             throws Exception {
         String partition = EmbeddedPostgresSupport.partition("group");
         AtomicInteger transactions = new AtomicInteger();
-        PushProcessor push = new PushProcessor(counted(transactions, null), () -> 1_000L, Validation.NONE);
+        PushProcessor push = new PushProcessor(counted(transactions, null), () -> 1_000L, Validation.NONE, 1000);
         // g2 and g4 write the same row: g4 sees g2's write (version 1) within the group; g3 expects a version the
         // row does not have yet and is rejected on its own savepoint
         Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("g0", "r0", null), List.of(
@@ -193,7 +193,7 @@ class PushGroupTest {
                 () -> 1_000L);
         over.ensureSchema(SCHEMA, List.of());
         String partition = EmbeddedPostgresSupport.partition("group-rt");
-        PushProcessor push = new PushProcessor(over, () -> 1_000L, Validation.NONE);
+        PushProcessor push = new PushProcessor(over, () -> 1_000L, Validation.NONE, 1000);
         counting.reset();
         List<PushCommit> queued = new ArrayList<>();
         for (int i = 1; i <= 6; i++) queued.add(upsert("s" + i, "r" + i, null));
@@ -207,7 +207,7 @@ class PushGroupTest {
     @Test @Timeout(60)
     void aGroupWritesItsHeadOnceAndSignalsTheFeedOnceEvenWhenItsLastCommitIsRejected() throws Exception {
         String partition = EmbeddedPostgresSupport.partition("group-head");
-        PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
+        PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE, 1000);
         try (Connection listener = db.rawConnection()) {
             try (java.sql.Statement st = listener.createStatement()) {
                 st.execute("LISTEN " + syncular.jakarta.storage.postgres.PostgresCommitFeed.CHANNEL);
@@ -246,7 +246,7 @@ class PushGroupTest {
             st.execute("ALTER TABLE tasks ADD CONSTRAINT no_bad_titles CHECK (title <> 'bad')");
         }
         try {
-            PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE);
+            PushProcessor push = new PushProcessor(storage, () -> 1_000L, Validation.NONE, 1000);
             // the group's writes travel in one round trip; the database refuses c2's second operation there, so
             // the group runs again with each write sent at once, which names the operation
             PushCommit bad = new PushCommit("c2", List.of(
@@ -288,7 +288,7 @@ class PushGroupTest {
                 }
             }
         };
-        PushProcessor push = new PushProcessor(storage, () -> 1_000L, new Validation(() -> List.of(veto), List::of));
+        PushProcessor push = new PushProcessor(storage, () -> 1_000L, new Validation(() -> List.of(veto), List::of), 1000);
         PushCommit vetoed = new PushCommit("v2", List.of(
                 PushCommit.Operation.upsert("tasks", "written-first", null,
                         TestSchemas.taskPayload(SCHEMA, "written-first", "p1", "fine", false)),
@@ -313,7 +313,7 @@ class PushGroupTest {
     void anInfrastructureFailureOfAGroupIsRetriedRequestByRequestAndFailsOnlyItsOwn() throws Exception {
         String partition = EmbeddedPostgresSupport.partition("group-fail");
         AtomicInteger transactions = new AtomicInteger();
-        PushProcessor push = new PushProcessor(counted(transactions, "boom"), () -> 1_000L, Validation.NONE);
+        PushProcessor push = new PushProcessor(counted(transactions, "boom"), () -> 1_000L, Validation.NONE, 1000);
         Map<String, PushProcessor.Pushed> results = pushGrouped(push, partition, upsert("f0", "r0", null), List.of(
                 upsert("f1", "r1", null), upsert("boom", "rb", null), upsert("f3", "r3", null)));
         assertEquals(1 + 1 + 3, transactions.get(), "the leader's, the failed group's, then one per request");
@@ -331,7 +331,7 @@ class PushGroupTest {
                 200, 0);
         bounded.ensureSchema(SCHEMA, List.of());
         String partition = EmbeddedPostgresSupport.partition("group-timeout");
-        PushProcessor push = new PushProcessor(bounded, () -> 1_000L, Validation.NONE);
+        PushProcessor push = new PushProcessor(bounded, () -> 1_000L, Validation.NONE, 1000);
         try (Connection holder = db.rawConnection()) {
             holder.setAutoCommit(false);
             try (PreparedStatement ps = holder.prepareStatement("INSERT INTO sync_partitions(partition, "

@@ -66,7 +66,7 @@ class ValidationPushTest {
     void fresh() {
         rowValidators.clear();
         commitValidators.clear();
-        push = new PushProcessor(storage, () -> 1_000L, new Validation(() -> rowValidators, () -> commitValidators));
+        push = new PushProcessor(storage, () -> 1_000L, new Validation(() -> rowValidators, () -> commitValidators), 1000);
         partition = EmbeddedPostgresSupport.partition("val");
     }
 

@@ -74,7 +74,9 @@ final class StoredJson {
                 o.put("message", c.message());
                 o.put("serverVersion", c.serverVersion());
                 o.put("serverRow", Base64.getEncoder().encodeToString(c.serverRow()));
-                if (!c.conflictColumns().isEmpty()) o.put("conflictColumns", c.conflictColumns());
+                if (c.conflictColumns() != null) {
+                    o.put("conflictColumns", Base64.getEncoder().encodeToString(c.conflictColumns()));
+                }
             } else if (op instanceof OperationResult.Failed f) {
                 o.put("status", "error");
                 o.put("code", f.code());
@@ -107,8 +109,9 @@ final class StoredJson {
                 switch ((String) r.get("status")) {
                     case "applied" -> results.add(new OperationResult.Applied(opIndex));
                     case "conflict" -> {
-                        List<String> cols = new ArrayList<>();
-                        if (r.get("conflictColumns") instanceof List<?> l) for (Object x : l) cols.add((String) x);
+                        // a bitmap since wire 3; absent in results stored before
+                        byte[] cols = r.get("conflictColumns") instanceof String b64
+                                ? Base64.getDecoder().decode(b64) : null;
                         results.add(new OperationResult.Conflict(opIndex, (String) r.get("code"),
                                 (String) r.get("message"), ((BigDecimal) r.get("serverVersion")).longValueExact(),
                                 Base64.getDecoder().decode((String) r.get("serverRow")), cols));
