@@ -66,6 +66,7 @@ public final class DeclaredReferences {
 
     /** Whether any operation of {@code commit} touches a table that declares or is named by a reference. */
     static boolean involved(CompiledSchema schema, PushCommit commit) {
+        if (schema.tables().stream().allMatch(t -> t.references().isEmpty())) return false;   // the common schema
         for (PushCommit.Operation op : commit.operations()) {
             Optional<TableSchema> t = schema.table(op.table());
             if (t.isPresent() && (!t.get().references().isEmpty() || !schema.referencedBy(op.table()).isEmpty())) {
