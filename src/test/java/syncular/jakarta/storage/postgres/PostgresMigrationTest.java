@@ -373,6 +373,9 @@ class PostgresMigrationTest {
             assertEquals(1, v2.migrationsApplied());
             assertReferenceIndex(db, "cards", "board_id");
             assertReferenceIndex(db, "cards", "slot");
+            // the rows stored before the bump are in it
+            assertEquals(List.of("c0", "c2", "c4"), v2.inTransaction("p", tx -> tx.scanRowsByReference("cards",
+                    "board_id", "b0", null, 10)).stream().map(StoredRow::rowId).toList());
         }
     }
 
