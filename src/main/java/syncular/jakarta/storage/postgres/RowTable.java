@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,6 +17,7 @@ import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.wire.ColumnDescriptor;
+import syncular.jakarta.wire.Json;
 import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.TypeTag;
 
@@ -82,7 +84,7 @@ final class RowTable {
         this.scanPageOneValueSql = scanPageSql.replace("value = ANY(?::text[])", "value = ?");
         Map<String, ReferenceScan> refs = new LinkedHashMap<>();
         for (ColumnReference r : schema.references()) refs.put(r.column(), new ReferenceScan(r.column()));
-        this.references = java.util.Collections.unmodifiableMap(refs);
+        this.references = Collections.unmodifiableMap(refs);
     }
 
     static String quoteIdent(String name) { return "\"" + name.replace("\"", "\"\"") + "\""; }
@@ -565,7 +567,7 @@ final class RowTable {
                 case BOOLEAN -> parentRowId.equals("true") ? Boolean.TRUE
                         : parentRowId.equals("false") ? Boolean.FALSE : null;
                 // a cast the database refuses would abort the caller's transaction, so refuse it here
-                case JSON -> syncular.jakarta.wire.Json.isValid(parentRowId) ? jsonProjection(parentRowId) : null;
+                case JSON -> Json.isValid(parentRowId) ? jsonProjection(parentRowId) : null;
                 default -> throw new IllegalStateException("checked in the constructor");
             };
         }
