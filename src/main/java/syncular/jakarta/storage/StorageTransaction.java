@@ -70,6 +70,22 @@ public interface StorageTransaction {
     List<StoredRow> scanRows(RowScanQuery query);
 
     /**
+     * The rows of {@code childTable} in this partition whose reference column {@code column} names the parent row
+     * {@code parentRowId} (SPEC §6.11: the children a parent delete restricts, cascades to or sets null), in byte
+     * order of row id strictly after {@code afterRowId} ({@code null} = from the start), at most {@code limit}, with
+     * their column versions. A child matches when its column's value, rendered as a row id (§2.4: a string as is, an
+     * integer in decimal, a boolean as {@code true}/{@code false}, JSON as its text), equals {@code parentRowId}; an
+     * id the column's type cannot render matches nothing. Candidate state: it sees this transaction's own writes,
+     * staged ones included. A page shorter than {@code limit} is the last; page on with the last row id returned.
+     * One index range over ({@code column}, row id) per call, one round trip in the common case.
+     *
+     * @throws IllegalArgumentException when {@code column} declares no reference (there is no index to scan) or
+     *                                  {@code limit} &lt; 1
+     */
+    List<StoredRow> scanRowsByReference(String childTable, String column, String parentRowId, String afterRowId,
+                                        int limit);
+
+    /**
      * Writes the row and its scope-index entries; typed projection columns are derived from the payload in the
      * same statement. A relational constraint failure throws {@link StorageErrorCode#CONSTRAINT_VIOLATION} carrying
      * {@code opIndex}; the transaction must then be rolled back to the push savepoint ({@link #rejectPush}).

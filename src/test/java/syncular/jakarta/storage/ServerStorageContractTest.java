@@ -34,8 +34,11 @@ public abstract class ServerStorageContractTest {
      */
     protected abstract StoredCheckpoint declare(String partition, String name, int schemaVersion, long nowMs);
 
-    /** {@link TestSchemas#tasks} at version 1, already ensured on {@link #storage()}. */
-    protected CompiledSchema schema() { return TestSchemas.tasks(1); }
+    /**
+     * {@link TestSchemas#withReferences} at version 1 ({@link TestSchemas#tasks} plus referencing tables), already
+     * ensured on {@link #storage()}.
+     */
+    protected CompiledSchema schema() { return TestSchemas.withReferences(1); }
 
     protected static String partition(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
@@ -484,6 +487,195 @@ public abstract class ServerStorageContractTest {
         push(p, "c3", row("a1", "p1", 3));
         assertEquals(ColumnVersions.NONE, storage().inTransaction(p, tx -> tx.getRow("tasks", "a1")).orElseThrow()
                 .columnVersions(), "a full-row write leaves none");
+    }
+
+    // ---------------------------------------------------------------- declared references (SPEC §6.11)
+
+    private StoredRow card(String id, String project, String board) {
+        return TestSchemas.cardRow(schema(), id, project, board, null, null, null);
+    }
+
+    /** Upserts {@code cards} rows in a transaction of their own. */
+    private void putCards(String p, StoredRow... cards) {
+        storage().inTransaction(p, tx -> {
+            for (int i = 0; i < cards.length; i++) tx.upsertRow("cards", cards[i], i);
+            return null;
+        });
+    }
+
+    private static List<String> ids(List<StoredRow> rows) { return rows.stream().map(StoredRow::rowId).toList(); }
+
+    private static List<String> children(StorageTransaction tx, String column, String parent) {
+        return ids(tx.scanRowsByReference("cards", column, parent, null, 100));
+    }
+
+    @Test @Seed("SPEC §6.11: a parent's children, paged by keyset in byte order of row id")
+    void childrenOfAParentArePagedByKeysetInByteOrderOfRowId() {
+        String p = partition("children");
+        List<String> expected = List.of("0", "B2", "Z5", "_4", "a1", "c3", "e6");   // byte order, not linguistic
+        List<StoredRow> rows = new ArrayList<>();
+        for (String id : List.of("c3", "a1", "_4", "e6", "B2", "0", "Z5")) rows.add(card(id, "p1", "b1"));
+        rows.add(card("b2-only", "p1", "b2"));
+        rows.add(card("b10", "p1", "b10"));   // another parent whose id starts with this one's
+        rows.add(card("orphan", "p1", null));
+        putCards(p, rows.toArray(new StoredRow[0]));
+        List<List<String>> pages = storage().inTransaction(p, tx -> {
+            List<List<String>> out = new ArrayList<>();
+            String after = null;
+            while (true) {
+                List<StoredRow> page = tx.scanRowsByReference("cards", "board_id", "b1", after, 3);
+                out.add(ids(page));
+                if (page.size() < 3) return out;
+                after = page.get(page.size() - 1).rowId();
+            }
+        });
+        assertEquals(List.of(expected.subList(0, 3), expected.subList(3, 6), expected.subList(6, 7)), pages);
+        StoredRow first = storage().inTransaction(p, tx -> tx.scanRowsByReference("cards", "board_id", "b1", null, 1))
+                .get(0);
+        StoredRow stored = card("0", "p1", "b1");
+        assertEquals(1, first.serverVersion());
+        assertEquals(stored.scopes(), first.scopes());
+        assertArrayEquals(stored.payload(), first.payload());
+        assertEquals(List.of(), storage().inTransaction(p, tx -> ids(tx.scanRowsByReference("cards", "board_id", "b1",
+                "e6", 3))), "after the last child");
+        assertEquals(List.of("a1", "c3", "e6"), storage().inTransaction(p, tx -> ids(tx.scanRowsByReference("cards",
+                "board_id", "b1", "_4", 10))), "strictly after a cursor");
+        assertEquals(List.of("Z5", "_4"), storage().inTransaction(p, tx -> ids(tx.scanRowsByReference("cards",
+                "board_id", "b1", "Y", 2))), "after a cursor that names no row");
+    }
+
+    @Test @Seed("SPEC §2.1: a scan never leaves its partition")
+    void childrenInOtherPartitionsAreNeverReturned() {
+        String a = partition("children-a");
+        String b = partition("children-b");
+        putCards(a, card("c1", "pa", "b1"));
+        putCards(b, card("c1", "pb", "b1"), card("c2", "pb", "b1"));
+        List<StoredRow> inA = storage().inTransaction(a, tx -> tx.scanRowsByReference("cards", "board_id", "b1", null,
+                10));
+        assertEquals(List.of("c1"), ids(inA));
+        assertEquals(Map.of("project_id", "pa"), inA.get(0).scopes());
+        assertEquals(List.of("c1", "c2"), storage().inTransaction(b, tx -> children(tx, "board_id", "b1")));
+        assertEquals(List.of(), storage().inTransaction(partition("children-none"), tx -> children(tx, "board_id",
+                "b1")));
+    }
+
+    @Test @Seed("SPEC §6.11: enforcement reads candidate state, so it sees the commit's own writes")
+    void theScanSeesTheTransactionsOwnUncommittedWrites() {
+        String p = partition("children-own");
+        putCards(p, card("c1", "p1", "b1"), card("c2", "p1", "b1"), card("c3", "p1", "b1"));
+        assertThrows(IllegalStateException.class, () -> storage().inTransaction(p, tx -> {
+            tx.lockPartitionForPush();
+            tx.upsertRow("cards", card("c4", "p1", "b1"), 0);
+            tx.deleteRow("cards", "c2");
+            tx.upsertRow("cards", card("c3", "p1", "b2"), 1);   // moved to another parent
+            assertEquals(List.of("c1", "c4"), children(tx, "board_id", "b1"));
+            assertEquals(List.of("c3"), children(tx, "board_id", "b2"));
+            throw new IllegalStateException("roll back");
+        }));
+        assertEquals(List.of("c1", "c2", "c3"), storage().inTransaction(p, tx -> children(tx, "board_id", "b1")),
+                "the writes were the transaction's own");
+
+        // a push group's writes, which the storage's own unit may keep back until its next round trip
+        storage().inTransaction(p, tx -> {
+            tx.lockForPush(schema().version(), List.of(), List.of());
+            StoredRow c5 = card("c5", "p1", "b1");
+            tx.applyCommit(List.of(new RowWrite.Upsert("cards", c5, 0), new RowWrite.Delete("cards", "c1", 1)),
+                    new NewCommit("client-1", "k1", "actor-1", 1, List.of(
+                            StoredChange.upsert("cards", "c5", 1, c5.scopes(), c5.payload()),
+                            StoredChange.delete("cards", "c1", c5.scopes()))),
+                    StoredPushResult.applied(0, List.of(new OperationResult.Applied(0),
+                            new OperationResult.Applied(1))));
+            tx.nextCandidate();
+            assertEquals(List.of("c2", "c3", "c5"), children(tx, "board_id", "b1"));
+            return null;
+        });
+        assertEquals(List.of("c2", "c3", "c5"), storage().inTransaction(p, tx -> children(tx, "board_id", "b1")));
+    }
+
+    @Test @Seed("SPEC §6.11 + §2.4: the parent's row id is matched as the column's type renders it")
+    void parentIdsAreMatchedAsTheReferenceColumnsTypeRendersThem() {
+        String p = partition("children-typed");
+        CompiledSchema s = schema();
+        putCards(p, TestSchemas.cardRow(s, "i7", "p1", null, 7L, null, null),
+                TestSchemas.cardRow(s, "i70", "p1", null, 70L, null, null),
+                TestSchemas.cardRow(s, "i-7", "p1", null, -7L, null, null),
+                TestSchemas.cardRow(s, "t", "p1", null, null, null, true),
+                TestSchemas.cardRow(s, "f", "p1", null, null, null, false),
+                TestSchemas.cardRow(s, "j1", "p1", null, null, "{\"a\":1}", null),
+                TestSchemas.cardRow(s, "j2", "p1", null, null, "{ \"a\": 1 }", null),
+                TestSchemas.cardRow(s, "j3", "p1", null, null, "{\"a\":2}", null));
+        storage().inTransaction(p, tx -> {
+            assertEquals(List.of("i7"), children(tx, "slot", "7"));
+            assertEquals(List.of("i-7"), children(tx, "slot", "-7"));
+            // no integer renders as these: they match nothing, and the transaction stays usable
+            for (String notRendered : List.of("07", "+7", "7.0", "x", "", "9223372036854775808")) {
+                assertEquals(List.of(), children(tx, "slot", notRendered), notRendered);
+            }
+            assertEquals(List.of("t"), children(tx, "flag", "true"));
+            assertEquals(List.of("f"), children(tx, "flag", "false"));
+            assertEquals(List.of(), children(tx, "flag", "TRUE"));
+            // JSON by its text: an equal value spelled otherwise is another row id
+            assertEquals(List.of("j1"), children(tx, "tag", "{\"a\":1}"));
+            assertEquals(List.of("j2"), children(tx, "tag", "{ \"a\": 1 }"));
+            assertEquals(List.of(), children(tx, "tag", "{\"a\": 1}"));
+            assertEquals(List.of(), children(tx, "tag", "{\"a\":"), "not JSON");
+            assertEquals(List.of("i7"), children(tx, "slot", "7"), "still usable");
+            return null;
+        });
+    }
+
+    @Test @Seed("SPEC §6.11: a string id is matched exactly, also where the stored projection cannot be")
+    void stringIdsAreMatchedExactlyAcrossPages() {
+        String p = partition("children-exact");
+        // a projection cannot hold U+0000 and stores U+FFFD: both values look alike to an index
+        String nul = "x\u0000y";
+        String replacement = "x\uFFFDy";
+        putCards(p, card("k1", "p1", nul), card("k2", "p1", replacement), card("k3", "p1", nul),
+                card("k4", "p1", replacement), card("k5", "p1", replacement));
+        storage().inTransaction(p, tx -> {
+            assertEquals(List.of("k2", "k4"), ids(tx.scanRowsByReference("cards", "board_id", replacement, null, 2)));
+            assertEquals(List.of("k5"), ids(tx.scanRowsByReference("cards", "board_id", replacement, "k4", 2)));
+            assertEquals(List.of("k1", "k3"), children(tx, "board_id", nul));
+            return null;
+        });
+    }
+
+    @Test @Seed("SPEC §6.11: a parent without children, and no parent at all")
+    void aParentWithoutChildrenHasAnEmptyPage() {
+        String p = partition("children-empty");
+        assertEquals(List.of(), storage().inTransaction(p, tx -> children(tx, "board_id", "b1")), "an empty table");
+        putCards(p, card("c1", "p1", "b1"));
+        assertEquals(List.of(), storage().inTransaction(p, tx -> children(tx, "board_id", "b9")));
+        assertEquals(List.of(), storage().inTransaction(p, tx -> children(tx, "slot", "1")), "another column");
+    }
+
+    @Test @Seed("WIRE3-DELTA §5: a cascaded SET NULL moves one column's version, so the scan carries them")
+    void childrenCarryTheirColumnVersions() {
+        String p = partition("children-colv");
+        StoredRow base = card("c1", "p1", "b1");
+        ColumnVersions moved = ColumnVersions.NONE.written(6, 1, new boolean[] {false, false, true, false, false,
+                false}, 2);
+        putCards(p, new StoredRow("c1", 2, base.scopes(), base.payload(), moved), card("c2", "p1", "b1"));
+        List<StoredRow> rows = storage().inTransaction(p, tx -> tx.scanRowsByReference("cards", "board_id", "b1",
+                null, 10));
+        assertEquals(moved, rows.get(0).columnVersions());
+        assertEquals(2, rows.get(0).serverVersion());
+        assertEquals(ColumnVersions.NONE, rows.get(1).columnVersions());
+    }
+
+    @Test
+    void aScanByAColumnWithoutAReferenceIsRefused() {
+        String p = partition("children-refused");
+        storage().inTransaction(p, tx -> {
+            assertThrows(IllegalArgumentException.class, () -> tx.scanRowsByReference("cards", "project_id", "p1",
+                    null, 10), "no index to scan");
+            assertThrows(IllegalArgumentException.class, () -> tx.scanRowsByReference("cards", "board_id", "b1",
+                    null, 0));
+            StorageException unknown = assertThrows(StorageException.class, () -> tx.scanRowsByReference("nope",
+                    "board_id", "b1", null, 10));
+            assertEquals(StorageErrorCode.SCHEMA_CHANGED, unknown.code());
+            return null;
+        });
     }
 
     // ---------------------------------------------------------------- clients

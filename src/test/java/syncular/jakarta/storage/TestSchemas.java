@@ -34,6 +34,55 @@ public final class TestSchemas {
                 + (extraTables.isEmpty() ? "" : ", " + extraTables) + "]}");
     }
 
+    /**
+     * {@link #tasks} plus declared references (SPEC §6.11) from {@code cards} to parents keyed by each row-id type:
+     * {@code board_id → boards(id string)} CASCADE, {@code slot → slots(n integer)} SET NULL,
+     * {@code tag → tags(key json)} and {@code flag → flags(on boolean)} RESTRICT; every table in scope
+     * {@code project:{project_id}}, as a reference needs the same scope patterns on both sides.
+     */
+    public static CompiledSchema withReferences(int version) {
+        return tasksWith(version, "id", TASK_COLUMNS, REFERENCE_TABLES);
+    }
+
+    private static final String TASK_COLUMNS = """
+            {"name": "id", "type": "string", "nullable": false},
+            {"name": "project_id", "type": "string", "nullable": false},
+            {"name": "title", "type": "string", "nullable": false},
+            {"name": "done", "type": "boolean", "nullable": false}""";
+
+    private static final String REFERENCE_TABLES = """
+            {"name": "boards", "primaryKey": "id", "scopes": [{"pattern": "project:{project_id}"}],
+             "columns": [{"name": "id", "type": "string", "nullable": false},
+                         {"name": "project_id", "type": "string", "nullable": false}]},
+            {"name": "slots", "primaryKey": "n", "scopes": [{"pattern": "project:{project_id}"}],
+             "columns": [{"name": "n", "type": "integer", "nullable": false},
+                         {"name": "project_id", "type": "string", "nullable": false}]},
+            {"name": "tags", "primaryKey": "key", "scopes": [{"pattern": "project:{project_id}"}],
+             "columns": [{"name": "key", "type": "json", "nullable": false},
+                         {"name": "project_id", "type": "string", "nullable": false}]},
+            {"name": "flags", "primaryKey": "on", "scopes": [{"pattern": "project:{project_id}"}],
+             "columns": [{"name": "on", "type": "boolean", "nullable": false},
+                         {"name": "project_id", "type": "string", "nullable": false}]},
+            {"name": "cards", "primaryKey": "id", "scopes": [{"pattern": "project:{project_id}"}],
+             "columns": [{"name": "id", "type": "string", "nullable": false},
+                         {"name": "project_id", "type": "string", "nullable": false},
+                         {"name": "board_id", "type": "string", "nullable": true},
+                         {"name": "slot", "type": "integer", "nullable": true},
+                         {"name": "tag", "type": "json", "nullable": true},
+                         {"name": "flag", "type": "boolean", "nullable": true}],
+             "references": [{"column": "board_id", "parentTable": "boards", "onDelete": "CASCADE"},
+                            {"column": "slot", "parentTable": "slots", "onDelete": "SET NULL"},
+                            {"column": "tag", "parentTable": "tags"},
+                            {"column": "flag", "parentTable": "flags", "onDelete": "RESTRICT"}]}""";
+
+    /** A version-1 {@code cards} row of {@link #withReferences}; null references are NULL. */
+    public static StoredRow cardRow(CompiledSchema schema, String id, String project, String boardId, Long slot,
+                                    String tagJson, Boolean flag) {
+        TableSchema t = schema.table("cards").orElseThrow();
+        return new StoredRow(id, 1, scopes("project_id", project),
+                RowCodec.encode(t.descriptors(), new Object[] {id, project, boardId, slot, tagJson, flag}));
+    }
+
     /** Every column type once, with two scope variables. */
     public static CompiledSchema allTypes(int version) {
         return SchemaCompiler.compile("""

@@ -402,6 +402,41 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     @Override
+    public List<StoredRow> scanRowsByReference(String childTable, String column, String parentRowId,
+                                               String afterRowId, int limit) {
+        if (limit < 1) throw new IllegalArgumentException("limit must be >= 1");
+        java.util.Objects.requireNonNull(parentRowId, "parentRowId");
+        RowTable.ReferenceScan scan = storage.table(childTable).referenceScan(column);
+        Object key = scan.key(parentRowId);
+        List<StoredRow> out = new ArrayList<>();
+        if (key == null) return out;
+        boolean exact = scan.exact(key);
+        // an inexact range is a superset: candidates are checked, so read on until limit of them match
+        int batch = exact ? limit : Math.max(64, limit);
+        String after = afterRowId;
+        while (true) {
+            String from = after;
+            List<StoredRow> page = new ArrayList<>();
+            // run() sends what is staged in front of the read, in the same round trip: the scan sees it
+            run(from == null ? scan.firstPageSql : scan.afterPageSql, (ps, i) -> {
+                ps.setString(i++, partition);
+                i = scan.bindKey(ps, i, key);
+                if (from != null) ps.setString(i++, from);
+                ps.setInt(i++, batch);
+                return i;
+            }, (index, rs) -> {
+                while (rs.next()) page.add(PostgresServerStorage.versionedRowFrom(rs));
+            });
+            for (StoredRow row : page) {
+                if (exact || scan.references(row, parentRowId)) out.add(row);
+                if (out.size() == limit) return out;
+            }
+            if (page.size() < batch) return out;
+            after = page.get(page.size() - 1).rowId();
+        }
+    }
+
+    @Override
     public List<Map<String, Object>> queryAuthoritative(String sql, List<?> params) {
         sendPending();
         return PostgresValidationReads.query(c, storage.installedTables(), partition, sql, params);

@@ -1,15 +1,23 @@
 package syncular.jakarta.storage.postgres;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import syncular.jakarta.schema.ColumnReference;
 import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.wire.ColumnDescriptor;
+import syncular.jakarta.wire.Json;
 import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.TypeTag;
 
@@ -28,7 +36,12 @@ import syncular.jakarta.wire.TypeTag;
  * order whatever the database's locale), {@code _sync_server_version}, {@code _sync_scopes} (the stored scope map),
  * {@code _sync_payload}, and {@code _sync_column_versions} (nullable, reserved for wire 3 per-column versions;
  * wire 1/2 writes store NULL = every column at the row's version, WIRE3-DELTA §8.1). Primary key
- * ({@code _sync_partition}, {@code _sync_row_id}). Immutable and thread-safe.
+ * ({@code _sync_partition}, {@code _sync_row_id}).
+ *
+ * <p>Every declared reference (SPEC §6.11) gets a non-unique btree index over ({@code _sync_partition}, the
+ * reference column, {@code _sync_row_id}), named by {@link #referenceIndexName}: the children of one parent in one
+ * partition are then one index range in row-id order, which a parent delete pages through by keyset
+ * ({@link ReferenceScan}). Immutable and thread-safe.
  */
 final class RowTable {
     static final String PARTITION = "_sync_partition";
@@ -51,6 +64,8 @@ final class RowTable {
     /** {@link #selectRowSql} for many ids at once (a push's prefetch). Params: partition, rowIds[]. */
     final String selectRowsSql;
     final String scanPageSql;
+    /** The child-column index and children scan of every declared reference, by reference column. */
+    final Map<String, ReferenceScan> references;
 
     RowTable(TableSchema schema) {
         this.schema = schema;
@@ -67,6 +82,9 @@ final class RowTable {
                 + ", " + q(COLUMN_VERSIONS) + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ANY(?::text[])";
         this.scanPageSql = buildScanPageSql();
         this.scanPageOneValueSql = scanPageSql.replace("value = ANY(?::text[])", "value = ?");
+        Map<String, ReferenceScan> refs = new LinkedHashMap<>();
+        for (ColumnReference r : schema.references()) refs.put(r.column(), new ReferenceScan(r.column()));
+        this.references = Collections.unmodifiableMap(refs);
     }
 
     static String quoteIdent(String name) { return "\"" + name.replace("\"", "\"\"") + "\""; }
@@ -452,6 +470,138 @@ final class RowTable {
             i += 6;
         }
         return out.toString();
+    }
+
+    // ----------------------------------------------------------------- declared references
+
+    /** PostgreSQL's identifier limit (NAMEDATALEN - 1): a longer name is truncated silently, never refused. */
+    static final int MAX_IDENTIFIER_BYTES = 63;
+    private static final String REFERENCE_INDEX_TAG = "_ref_";
+    private static final int REFERENCE_INDEX_HASH_HEX = 8;
+
+    /**
+     * The name of the child-column index of reference column {@code column} of {@code table}: the table and column
+     * names joined by {@code _}, cut at a character boundary so that the whole name fits in 63 bytes, then
+     * {@code _ref_} and 8 hex digits of SHA-256 over the table name, a NUL and the column name. The hash is always
+     * there: it keeps names apart that the cut makes equal, and names the plain join would confuse
+     * ({@code a_b}.{@code c} and {@code a}.{@code b_c}); index names share one namespace per database schema.
+     */
+    static String referenceIndexName(String table, String column) {
+        byte[] digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256").digest((table + "\0" + column)
+                    .getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is a required JDK algorithm", e);
+        }
+        String suffix = REFERENCE_INDEX_TAG + HexFormat.of().formatHex(digest, 0, REFERENCE_INDEX_HASH_HEX / 2);
+        return utf8Prefix(table + "_" + column, MAX_IDENTIFIER_BYTES - suffix.length()) + suffix;
+    }
+
+    /** The longest prefix of {@code s} whose UTF-8 form has at most {@code maxBytes} bytes. */
+    static String utf8Prefix(String s, int maxBytes) {
+        int bytes = 0;
+        int end = 0;
+        while (end < s.length()) {
+            int cp = s.codePointAt(end);
+            int n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+            if (bytes + n > maxBytes) break;
+            bytes += n;
+            end += Character.charCount(cp);
+        }
+        return s.substring(0, end);
+    }
+
+    /**
+     * One declared reference of this (child) table: its index and the children scan over it (SPEC §6.11). The
+     * reference column has the parent key's type (the compiler checks it), so the parent's row id, a string, is
+     * bound as that type; an id that the column's type cannot hold matches nothing. Where the projection is not
+     * exact (a string with U+0000 or U+FFFD, JSON whose {@code jsonb} form forgets spacing and key order), the
+     * index range is a superset and each candidate is checked against the value in its payload.
+     */
+    final class ReferenceScan {
+        final String column;
+        final int ordinal;
+        final TypeTag type;
+        final String indexName;
+        final String createIndexDdl;
+        /** Params: partition, parent key, limit. */
+        final String firstPageSql;
+        /** Params: partition, parent key, afterRowId, limit. */
+        final String afterPageSql;
+
+        private ReferenceScan(String column) {
+            this.column = column;
+            this.ordinal = schema.columnIndex(column);
+            this.type = schema.columns().get(ordinal).type();
+            if (type != TypeTag.STRING && type != TypeTag.INTEGER && type != TypeTag.BOOLEAN && type != TypeTag.JSON) {
+                throw new IllegalArgumentException("a reference column cannot have type " + type.schemaName());
+            }
+            this.indexName = referenceIndexName(schema.name(), column);
+            this.createIndexDdl = "CREATE INDEX IF NOT EXISTS " + q(indexName) + " ON " + quoted + " (" + q(PARTITION)
+                    + ", " + q(column) + ", " + q(ROW_ID) + ")";
+            String select = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
+                    + ", " + q(COLUMN_VERSIONS) + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND "
+                    + q(column) + " = ?" + (type == TypeTag.JSON ? "::jsonb" : "");
+            String order = " ORDER BY " + q(ROW_ID) + " LIMIT ?";
+            this.firstPageSql = select + order;
+            this.afterPageSql = select + " AND " + q(ROW_ID) + " > ?" + order;
+        }
+
+        /** The child table. */
+        String table() { return schema.name(); }
+
+        /** The value {@code parentRowId} is bound as, or null when no value of the column renders as it. */
+        Object key(String parentRowId) {
+            return switch (type) {
+                case STRING -> textProjection(parentRowId);
+                case INTEGER -> {
+                    try {
+                        long v = Long.parseLong(parentRowId);
+                        // only the canonical rendering: "07" or "+7" is not the row id of the parent 7
+                        yield Long.toString(v).equals(parentRowId) ? v : null;
+                    } catch (NumberFormatException e) {
+                        yield null;
+                    }
+                }
+                case BOOLEAN -> parentRowId.equals("true") ? Boolean.TRUE
+                        : parentRowId.equals("false") ? Boolean.FALSE : null;
+                // a cast the database refuses would abort the caller's transaction, so refuse it here
+                case JSON -> Json.isValid(parentRowId) ? jsonProjection(parentRowId) : null;
+                default -> throw new IllegalStateException("checked in the constructor");
+            };
+        }
+
+        /** Whether the index match on {@code key} is the exact match, so no candidate needs its payload checked. */
+        boolean exact(Object key) {
+            return switch (type) {
+                case STRING -> ((String) key).indexOf('\uFFFD') < 0;
+                case JSON -> false;
+                default -> true;
+            };
+        }
+
+        /** Whether {@code row}'s reference column, rendered as a row id, is {@code parentRowId}. */
+        boolean references(StoredRow row, String parentRowId) {
+            Object v = RowCodec.decode(descriptors, row.payload())[ordinal];
+            return v != null && parentRowId.equals(v.toString());
+        }
+
+        int bindKey(PreparedStatement ps, int i, Object key) throws SQLException {
+            switch (type) {
+                case INTEGER -> ps.setLong(i, (Long) key);
+                case BOOLEAN -> ps.setBoolean(i, (Boolean) key);
+                default -> ps.setString(i, (String) key);
+            }
+            return i + 1;
+        }
+    }
+
+    /** The scan of reference column {@code column}; a column that declares no reference has no index to scan. */
+    ReferenceScan referenceScan(String column) {
+        ReferenceScan scan = references.get(column);
+        if (scan == null) throw new IllegalArgumentException("the column declares no reference");
+        return scan;
     }
 
     // ----------------------------------------------------------------- migration

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,6 +33,11 @@ import syncular.jakarta.wire.RowCodec;
  * so a writer already inside completes first. Under the lock the marker is re-read: a node that lost the race finds
  * the work done and commits nothing. DDL, payload re-encode, marker, checkpoint rows and fences commit together.
  * No advisory lock is involved.
+ *
+ * <p>The child-column index of every declared reference ({@link RowTable.ReferenceScan}) is created in that
+ * transaction, whether its table is new, grown, or only gained the reference. A start at the same version creates
+ * a missing one under the same lock (a database an older build migrated has none); one with the right name and
+ * another shape is a physical-layout mismatch.
  */
 final class SchemaInstaller {
     private static final System.Logger LOG = System.getLogger(SchemaInstaller.class.getName());
@@ -54,6 +60,22 @@ final class SchemaInstaller {
                    (SELECT co.collname FROM pg_collation co WHERE co.oid = a.attcollation)
               FROM pg_attribute a
              WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped""";
+    /**
+     * The relation a reference index name resolves to (through search_path, as the row queries do): whether it is an
+     * index of the table, its access method, uniqueness, validity, whether it is partial or on expressions, and its
+     * columns in key order. No row: no relation has the name. Params: index, table.
+     */
+    static final String REFERENCE_INDEX = """
+            SELECT ix.indrelid IS NOT DISTINCT FROM to_regclass(?), am.amname, ix.indisunique, ix.indisvalid,
+                   ix.indpred IS NULL AND ix.indexprs IS NULL,
+                   ARRAY(SELECT a.attname::text
+                           FROM unnest(ix.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
+                           JOIN pg_attribute a ON a.attrelid = ix.indrelid AND a.attnum = k.attnum
+                          ORDER BY k.position)
+              FROM pg_class ic
+              LEFT JOIN pg_index ix ON ix.indexrelid = ic.oid
+              LEFT JOIN pg_am am ON am.oid = ic.relam
+             WHERE ic.oid = to_regclass(?)""";
 
     record Marker(int version, Map<String, List<SchemaLayouts.ColumnLayout>> layouts, Map<String, String> keys) { }
 
@@ -152,10 +174,41 @@ final class SchemaInstaller {
 
     private void verifySameVersion(CompiledSchema schema, Marker marker) {
         SchemaLayouts.assertSameLayouts(schema, marker.layouts, marker.keys);
-        read(c -> {
+        List<RowTable.ReferenceScan> missing = read(c -> {
             assertPhysical(c, schema);
-            return null;
+            return missingReferenceIndexes(c, schema);
         });
+        if (!missing.isEmpty()) createMissingReferenceIndexes(schema, missing.size());
+    }
+
+    /**
+     * A same-version start whose database lacks reference indexes (migrated by a build that made none, or one was
+     * dropped): they are created under the migration lock, so concurrent start-ups serialize and the later ones find
+     * them. Writers of every partition wait while an index builds; this happens once per database.
+     */
+    private void createMissingReferenceIndexes(CompiledSchema schema, int count) {
+        LOG.log(System.Logger.Level.INFO, () -> "creating " + count + " missing reference index(es) at storage schema "
+                + schema.version());
+        try {
+            runner.inNewTransaction(c -> {
+                exec(c, CommitLogSql.SET_READ_COMMITTED);
+                exec(c, LOCK_FOR_MIGRATION);
+                Marker marker = readMarker(c);
+                // another node bumped the schema meanwhile: its migration made the indexes its schema declares, and
+                // this build's next ensure finds the newer marker
+                if (marker == null || marker.version != schema.version()) return null;
+                createReferenceIndexes(c, schema);
+                assertReferenceIndexes(c, schema);
+                return null;
+            });
+        } catch (StorageException e) {
+            // a session that creates without the lock (none of ours) may still race us: the index exists either way
+            if (!PgErrors.lostCreateRace(e)) throw e;
+            read(c -> {
+                assertReferenceIndexes(c, schema);
+                return null;
+            });
+        }
     }
 
     /** seeds/003: a non-activated checkpoint at this version that the caller did not declare means do not serve. */
@@ -211,7 +264,10 @@ final class SchemaInstaller {
             }
             reencode(c, rt, e.getValue());
         }
+        // every table's, not only new and grown ones': a bump may declare a reference on an existing column
+        createReferenceIndexes(c, schema);
         assertPhysical(c, schema);
+        assertReferenceIndexes(c, schema);
         try (PreparedStatement ps = c.prepareStatement(WRITE_MARKER)) {
             ps.setLong(1, schema.version());
             ps.setString(2, SchemaLayouts.layoutsJson(schema));
@@ -303,6 +359,50 @@ final class SchemaInstaller {
                 if ((Boolean) v[1] && !(Boolean) v[2]) throw physical(t.name(), a.getKey(), "unexpected NOT NULL column");
             }
         }
+    }
+
+    /** {@code CREATE INDEX IF NOT EXISTS} of every reference's child-column index. */
+    private static void createReferenceIndexes(Connection c, CompiledSchema schema) throws SQLException {
+        for (TableSchema t : schema.tables()) {
+            for (RowTable.ReferenceScan r : new RowTable(t).references.values()) exec(c, r.createIndexDdl);
+        }
+    }
+
+    private static void assertReferenceIndexes(Connection c, CompiledSchema schema) throws SQLException {
+        List<RowTable.ReferenceScan> missing = missingReferenceIndexes(c, schema);
+        if (!missing.isEmpty()) {
+            throw physical(missing.get(0).table(), missing.get(0).column, "reference index missing");
+        }
+    }
+
+    /**
+     * The reference indexes no relation has the name of; a relation that has it but is not that index (another
+     * table's, another shape, unique, partial, invalid) is refused: {@code IF NOT EXISTS} would keep it.
+     */
+    static List<RowTable.ReferenceScan> missingReferenceIndexes(Connection c, CompiledSchema schema)
+            throws SQLException {
+        List<RowTable.ReferenceScan> missing = new ArrayList<>();
+        for (TableSchema t : schema.tables()) {
+            RowTable rt = new RowTable(t);
+            for (RowTable.ReferenceScan r : rt.references.values()) {
+                try (PreparedStatement ps = c.prepareStatement(REFERENCE_INDEX)) {
+                    ps.setString(1, rt.quoted);
+                    ps.setString(2, RowTable.quoteIdent(r.indexName));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) {
+                            missing.add(r);
+                            continue;
+                        }
+                        boolean shaped = rs.getBoolean(1) && "btree".equals(rs.getString(2)) && !rs.getBoolean(3)
+                                && rs.getBoolean(4) && rs.getBoolean(5) && java.util.Arrays.equals(
+                                        new Object[] {RowTable.PARTITION, r.column, RowTable.ROW_ID},
+                                        (Object[]) rs.getArray(6).getArray());
+                        if (!shaped) throw physical(t.name(), r.column, "reference index differs");
+                    }
+                }
+            }
+        }
+        return missing;
     }
 
     private static StorageException physical(String table, String column, String reason) {

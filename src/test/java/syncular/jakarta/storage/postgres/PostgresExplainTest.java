@@ -32,7 +32,8 @@ class PostgresExplainTest {
     private static final String P = "big";
     private static final List<String> LOG_TABLES = List.of("sync_changes", "sync_row_scopes", "sync_change_scopes",
             "sync_commits");
-    private final CompiledSchema schema = TestSchemas.tasks(1);
+    private static final int BOARDS = 2_000;   // one board's children = 0.05 % of the cards
+    private final CompiledSchema schema = TestSchemas.withReferences(1);
     private EmbeddedPostgresSupport.Pool db;
     private PostgresServerStorage storage;
 
@@ -57,6 +58,12 @@ class PostgresExplainTest {
                         + ")), '\\x00'::bytea, NULL FROM generate_series(1, " + ROWS + ") i");
                 s.execute("INSERT INTO sync_row_scopes SELECT '" + p + "', 'tasks', 'project_id', 'p' || (i % "
                         + PROJECTS + "), 'r' || lpad(i::text, 7, '0') FROM generate_series(1, " + ROWS + ") i");
+                // the first sixth of the cards on one hot board, the rest spread over BOARDS boards
+                s.execute("INSERT INTO cards SELECT '" + p + "', 'r' || lpad(i::text, 7, '0'), 'r' || i, 'p' || (i % "
+                        + PROJECTS + "), CASE WHEN i <= " + ROWS / 6 + " THEN 'hot' ELSE 'b' || (i % " + BOARDS
+                        + ") END, i % " + BOARDS + ", jsonb_build_object('k', i % " + BOARDS + "), i % 2 = 0, 1, "
+                        + "jsonb_build_object('project_id', 'p' || (i % " + PROJECTS + ")), '\\x00'::bytea, NULL "
+                        + "FROM generate_series(1, " + ROWS + ") i");
             }
             s.execute("ANALYZE");
         }
@@ -192,6 +199,34 @@ class PostgresExplainTest {
             }
         })) {
             assertIndexOnly(plan, List.of("sync_row_scopes", "tasks"));
+        }
+    }
+
+    @Test @Seed("SPEC §6.11: a parent's children are one range of the reference index, already in row-id order")
+    void childrenScanUsesTheReferenceIndex() throws SQLException {
+        RowTable cards = storage.table("cards");
+        // a typical board and the hot one, from the start and from a cursor; an integer and a JSON reference
+        List<Object[]> cases = List.of(new Object[] {"board_id", "b7"}, new Object[] {"board_id", "hot"},
+                new Object[] {"slot", 7L}, new Object[] {"tag", "{\"k\": 7}"});
+        for (Object[] k : cases) {
+            RowTable.ReferenceScan scan = cards.referenceScan((String) k[0]);
+            for (String after : new String[] {null, "r0010000"}) {
+                for (int limit : new int[] {1000, 64}) {
+                    for (String plan : plans(after == null ? scan.firstPageSql : scan.afterPageSql, (ps, c) -> {
+                        int i = 1;
+                        ps.setString(i++, P);
+                        i = scan.bindKey(ps, i, k[1]);
+                        if (after != null) ps.setString(i++, after);
+                        ps.setInt(i++, limit);
+                    })) {
+                        String where = k[0] + "/" + k[1] + "/" + after + "/" + limit + ":\n" + plan;
+                        assertTrue(plan.matches("(?s).*Index Scan using " + scan.indexName + " on cards\\b.*"),
+                                () -> "not the reference index, " + where);
+                        assertFalse(plan.contains("Seq Scan"), where);
+                        assertFalse(plan.contains("Sort"), () -> "the index gives the order, " + where);
+                    }
+                }
+            }
         }
     }
 

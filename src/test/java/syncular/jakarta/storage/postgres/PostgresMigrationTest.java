@@ -265,6 +265,12 @@ class PostgresMigrationTest {
     /** Two nodes ensure {@code target} at the same instant; both succeed and exactly one migrates. */
     private static PostgresServerStorage racingNodes(EmbeddedPostgresSupport.Pool db, CompiledSchema target)
             throws Exception {
+        return racingNodes(db, target, 1);
+    }
+
+    /** Two nodes ensure {@code target} at the same instant; both succeed and {@code migrations} of them migrate. */
+    private static PostgresServerStorage racingNodes(EmbeddedPostgresSupport.Pool db, CompiledSchema target,
+                                                     int migrations) throws Exception {
         PostgresServerStorage a = node(db);
         PostgresServerStorage b = node(db);
         CountDownLatch start = new CountDownLatch(1);
@@ -280,10 +286,210 @@ class PostgresMigrationTest {
         start.countDown();
         for (Future<?> f : runs) f.get(30, SECONDS);
         pool.shutdown();
-        assertEquals(1, a.migrationsApplied() + b.migrationsApplied());
+        assertEquals(migrations, a.migrationsApplied() + b.migrationsApplied());
         assertEquals(target.version(), a.writerVersion());
         assertEquals(target.version(), b.writerVersion());
         return a;
+    }
+
+    // ------------------------------------------------------------ declared references (SPEC §6.11)
+
+    private static final String CARDS_V1 = "{\"name\": \"cards\", \"primaryKey\": \"id\", \"columns\": [" + ID
+            + ", " + PROJECT + ", {\"name\": \"board_id\", \"type\": \"string\", \"nullable\": true}], "
+            + "\"scopes\": [{\"pattern\": \"project:{project_id}\"}]";
+    private static final String BOARDS = "{\"name\": \"boards\", \"primaryKey\": \"id\", \"columns\": [" + ID
+            + ", " + PROJECT + "], \"scopes\": [{\"pattern\": \"project:{project_id}\"}]}";
+    private static final String SLOTS = "{\"name\": \"slots\", \"primaryKey\": \"n\", \"columns\": ["
+            + "{\"name\": \"n\", \"type\": \"integer\", \"nullable\": false}, " + PROJECT + "], "
+            + "\"scopes\": [{\"pattern\": \"project:{project_id}\"}]}";
+    /** cards(id, project_id, board_id) next to boards, no reference declared yet. */
+    private static final CompiledSchema CARDS_WITHOUT_REFERENCES = TestSchemas.tasksWith(1, "id", V1_COLUMNS,
+            BOARDS + ", " + CARDS_V1 + "}");
+    /**
+     * The bump: board_id, an existing column, now references boards; slot, a grown column, references slots, a new
+     * table.
+     */
+    private static final CompiledSchema CARDS_WITH_REFERENCES = TestSchemas.tasksWith(2, "id", V1_COLUMNS,
+            BOARDS + ", " + SLOTS + ", " + CARDS_V1.replace("\"nullable\": true}]", "\"nullable\": true}, "
+                    + "{\"name\": \"slot\", \"type\": \"integer\", \"nullable\": true}]")
+                    + ", \"references\": [{\"column\": \"board_id\", \"parentTable\": \"boards\"}, "
+                    + "{\"column\": \"slot\", \"parentTable\": \"slots\", \"onDelete\": \"SET NULL\"}]}");
+
+    /** {@code pg_indexes.indexdef} of the reference index of {@code table.column}, or null when there is none. */
+    private static String referenceIndexDef(EmbeddedPostgresSupport.Pool db, String table, String column)
+            throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ? "
+                        + "AND indexname = ?")) {
+            ps.setString(1, table);
+            ps.setString(2, RowTable.referenceIndexName(table, column));
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    private static void assertReferenceIndex(EmbeddedPostgresSupport.Pool db, String table, String column)
+            throws SQLException {
+        String def = referenceIndexDef(db, table, column);
+        assertTrue(def != null, () -> "no reference index on " + table + "." + column);
+        assertTrue(def.startsWith("CREATE INDEX "), () -> "not a plain (non-unique) index: " + def);
+        assertTrue(def.endsWith(" USING btree (_sync_partition, " + column + ", _sync_row_id)"), def);
+    }
+
+    private static long indexOid(EmbeddedPostgresSupport.Pool db, String table, String column) throws SQLException {
+        return ((Number) scalar(db, "SELECT '" + RowTable.referenceIndexName(table, column)
+                + "'::regclass::oid::int8")).longValue();
+    }
+
+    @Test @Seed("SPEC §6.11: the child-column index storage derives for every reference")
+    void aSchemaWithReferencesIndexesEveryReferenceColumn() throws SQLException {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            node(db).ensureSchema(TestSchemas.withReferences(1), List.of());
+            for (String column : List.of("board_id", "slot", "tag", "flag")) assertReferenceIndex(db, "cards", column);
+            assertEquals(4L, scalar(db, "SELECT count(*) FROM pg_indexes WHERE tablename = 'cards' "
+                    + "AND indexname LIKE 'cards\\_%\\_ref\\_%'"), "one per reference, nothing else");
+            assertNull(referenceIndexDef(db, "tasks", "project_id"), "a column without a reference has none");
+        }
+    }
+
+    @Test @Seed("SPEC §6.11: a bump that declares a reference on an existing or a grown column indexes it")
+    void aBumpThatDeclaresReferencesOnAnExistingTableCreatesTheirIndexes() throws SQLException {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            PostgresServerStorage v1 = node(db);
+            v1.ensureSchema(CARDS_WITHOUT_REFERENCES, List.of());
+            var cards = CARDS_WITHOUT_REFERENCES.table("cards").orElseThrow().descriptors();
+            v1.inTransaction("p", tx -> {
+                for (int i = 0; i < 5; i++) {
+                    tx.upsertRow("cards", new StoredRow("c" + i, 1, Map.of("project_id", "p1"),
+                            RowCodec.encode(cards, new Object[] {"c" + i, "p1", "b" + (i % 2)})), i);
+                }
+                return null;
+            });
+            assertNull(referenceIndexDef(db, "cards", "board_id"));
+
+            PostgresServerStorage v2 = node(db);
+            v2.ensureSchema(CARDS_WITH_REFERENCES, List.of());
+            assertEquals(1, v2.migrationsApplied());
+            assertReferenceIndex(db, "cards", "board_id");
+            assertReferenceIndex(db, "cards", "slot");
+            // the rows stored before the bump are in it
+            assertEquals(List.of("c0", "c2", "c4"), v2.inTransaction("p", tx -> tx.scanRowsByReference("cards",
+                    "board_id", "b0", null, 10)).stream().map(StoredRow::rowId).toList());
+        }
+    }
+
+    @Test @Seed("SPEC §6.11 at a same-version start: the indexes stay; a missing one is made, a wrong one refused")
+    void aSameVersionStartKeepsTheReferenceIndexesAndCreatesAMissingOne() throws SQLException {
+        CompiledSchema schema = TestSchemas.withReferences(1);
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            node(db).ensureSchema(schema, List.of());
+            long oid = indexOid(db, "cards", "board_id");
+            PostgresServerStorage restart = node(db);
+            restart.ensureSchema(schema, List.of());
+            assertEquals(0, restart.migrationsApplied());
+            assertEquals(oid, indexOid(db, "cards", "board_id"), "not rebuilt");
+
+            // a database an older build migrated to this version has no reference index
+            String name = RowTable.quoteIdent(RowTable.referenceIndexName("cards", "board_id"));
+            try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+                s.execute("DROP INDEX " + name);
+            }
+            PostgresServerStorage upgraded = node(db);
+            upgraded.ensureSchema(schema, List.of());
+            assertEquals(0, upgraded.migrationsApplied(), "the version did not move");
+            assertReferenceIndex(db, "cards", "board_id");
+            long made = indexOid(db, "cards", "board_id");
+            node(db).ensureSchema(schema, List.of());
+            assertEquals(made, indexOid(db, "cards", "board_id"));
+
+            // IF NOT EXISTS would keep an index of that name whatever its shape: refuse to serve instead
+            try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+                s.execute("DROP INDEX " + name + "; CREATE UNIQUE INDEX " + name + " ON cards (_sync_partition, "
+                        + "board_id, _sync_row_id)");
+            }
+            StorageException unique = assertThrows(StorageException.class, () -> node(db).ensureSchema(schema,
+                    List.of()));
+            assertEquals(StorageErrorCode.PHYSICAL_LAYOUT_MISMATCH, unique.code());
+            assertEquals(Map.of("table", "cards", "column", "board_id", "reason", "reference index differs"),
+                    unique.details());
+            try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+                s.execute("DROP INDEX " + name + "; CREATE INDEX " + name + " ON cards (board_id)");
+            }
+            StorageException shape = assertThrows(StorageException.class, () -> node(db).ensureSchema(schema,
+                    List.of()));
+            assertEquals("reference index differs", shape.details().get("reason"));
+        }
+    }
+
+    @Test @Timeout(60) @Seed("003 + SPEC §6.11: concurrent start-ups that create reference indexes both succeed")
+    void twoNodesCreatingTheSameReferenceIndexesAtOnceBothSucceed() throws Exception {
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            racingNodes(db, CARDS_WITHOUT_REFERENCES);   // first start on an empty database
+            racingNodes(db, CARDS_WITH_REFERENCES);      // the bump that adds the references
+            assertReferenceIndex(db, "cards", "board_id");
+            assertReferenceIndex(db, "cards", "slot");
+            // the same version with both indexes missing: both nodes make them, neither migrates
+            try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+                for (String column : List.of("board_id", "slot")) {
+                    s.execute("DROP INDEX " + RowTable.quoteIdent(RowTable.referenceIndexName("cards", column)));
+                }
+            }
+            racingNodes(db, CARDS_WITH_REFERENCES, 0);
+            assertReferenceIndex(db, "cards", "board_id");
+            assertReferenceIndex(db, "cards", "slot");
+        }
+    }
+
+    @Test @Seed("PostgreSQL truncates identifiers past 63 bytes silently: the index name is bounded and exact")
+    void referenceIndexNamesOfLongNamesFitInAnIdentifierAndStayApart() throws SQLException {
+        String parent = "p".repeat(63);
+        String child = "c".repeat(63);
+        String accented = "\u00e9".repeat(31);   // 62 bytes: the cut falls inside no character
+        String first = "x".repeat(62) + "1";
+        String second = "x".repeat(62) + "2";
+        String ref = "{\"name\": \"%s\", \"type\": \"string\", \"nullable\": true}";
+        CompiledSchema schema = TestSchemas.tasksWith(1, "id", V1_COLUMNS,
+                "{\"name\": \"" + parent + "\", \"primaryKey\": \"id\", \"columns\": [" + ID + ", " + PROJECT
+                        + "], \"scopes\": [{\"pattern\": \"project:{project_id}\"}]}, "
+                        + "{\"name\": \"" + child + "\", \"primaryKey\": \"id\", \"columns\": [" + ID + ", "
+                        + PROJECT + ", " + ref.formatted(first) + ", " + ref.formatted(second) + "], "
+                        + "\"scopes\": [{\"pattern\": \"project:{project_id}\"}], \"references\": ["
+                        + "{\"column\": \"" + first + "\", \"parentTable\": \"" + parent + "\"}, "
+                        + "{\"column\": \"" + second + "\", \"parentTable\": \"" + parent + "\"}]}, "
+                        + "{\"name\": \"" + accented + "\", \"primaryKey\": \"id\", \"columns\": [" + ID + ", "
+                        + PROJECT + ", " + ref.formatted("board") + "], "
+                        + "\"scopes\": [{\"pattern\": \"project:{project_id}\"}], \"references\": ["
+                        + "{\"column\": \"board\", \"parentTable\": \"" + parent + "\"}]}");
+        List<String> names = List.of(RowTable.referenceIndexName(child, first),
+                RowTable.referenceIndexName(child, second), RowTable.referenceIndexName(accented, "board"));
+        for (String n : names) {
+            assertTrue(n.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 63, n);
+        }
+        assertEquals(3, new java.util.HashSet<>(names).size(), "the cut makes the readable parts equal; the hash not");
+        assertEquals("\u00e9".repeat(25) + "_ref_", names.get(2).substring(0, 30), "cut at a character boundary");
+        try (EmbeddedPostgresSupport.Pool db = EmbeddedPostgresSupport.newDatabase()) {
+            node(db).ensureSchema(schema, List.of());
+            try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                    "SELECT count(*) FROM pg_class WHERE relkind = 'i' AND relname = ANY(?)")) {
+                ps.setArray(1, c.createArrayOf("text", names.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    assertEquals(3, rs.getInt(1), "stored under exactly these names, nothing truncated");
+                }
+            }
+            PostgresServerStorage restart = node(db);
+            restart.ensureSchema(schema, List.of());   // found by those names: nothing to create, nothing refused
+            assertEquals(0, restart.migrationsApplied());
+        }
+    }
+
+    @Test @Seed("the index name is part of the stored layout: a rename would build a second index on upgrade")
+    void referenceIndexNamesAreStable() {
+        assertEquals("cards_board_id_ref_27f2b5cc", RowTable.referenceIndexName("cards", "board_id"));
+        // the plain join would confuse these two
+        assertEquals("a_b_c_ref_0c1d18f5", RowTable.referenceIndexName("a_b", "c"));
+        assertEquals("a_b_c_ref_662f0bbb", RowTable.referenceIndexName("a", "b_c"));
     }
 
     private static void rawAppend(EmbeddedPostgresSupport.Pool db, String partition, Integer writerVersion)
