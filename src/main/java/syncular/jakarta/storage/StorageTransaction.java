@@ -62,10 +62,6 @@ public interface StorageTransaction {
     /** Idempotency lookup on this connection; unreadable → {@link StorageErrorCode#IDEMPOTENCY_CACHE_MISS}. */
     Optional<StoredPushResult> getPushResult(String clientId, String clientCommitId);
 
-    /** TEMPORARY until the reference index lands: children of a parent (candidate state). */
-    List<StoredRow> scanRowsByReference(String childTable, String column, String parentRowId, String afterRowId,
-                                        int limit);
-
     /** Candidate-state scoped scan (reads this transaction's writes). */
     List<StoredRow> scanRows(RowScanQuery query);
 

@@ -333,27 +333,6 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     @Override
-    public List<StoredRow> scanRowsByReference(String childTable, String column, String parentRowId,
-                                               String afterRowId, int limit) {
-        sendPending();
-        RowTable t = storage.table(childTable);
-        String sql = t.selectRowSql.replace(" AND " + RowTable.quoteIdent(RowTable.ROW_ID) + " = ?",
-                " AND " + RowTable.quoteIdent(column) + "::text = ? AND " + RowTable.quoteIdent(RowTable.ROW_ID)
-                + " > ? ORDER BY " + RowTable.quoteIdent(RowTable.ROW_ID) + " LIMIT ?");
-        List<StoredRow> out = new ArrayList<>();
-        run(sql, (ps, i) -> {
-            ps.setString(i++, partition);
-            ps.setString(i++, parentRowId);
-            ps.setString(i++, afterRowId == null ? "" : afterRowId);
-            ps.setInt(i++, limit);
-            return i;
-        }, (index, rs) -> {
-            while (rs.next()) out.add(PostgresServerStorage.versionedRowFrom(rs));
-        });
-        return out;
-    }
-
-    @Override
     public boolean hasTombstone(String table, String rowId) {
         boolean[] out = new boolean[1];
         run(CommitLogSql.TOMBSTONES_OF, (ps, i) -> {
