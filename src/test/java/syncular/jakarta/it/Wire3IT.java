@@ -76,13 +76,16 @@ class Wire3IT extends DatabaseIsolation {
     @ArquillianResource
     URL base;
 
+    /** Each test's scope value; the tests share the deployment's one partition, so row ids carry it too. */
     private String project;
 
     @BeforeEach
     void ready() throws Exception {
         It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
-        project = "p-" + System.nanoTime();
+        project = "p" + System.nanoTime();
     }
+
+    private String id(String local) { return project + "-" + local; }
 
     /** A raw client of one wire version: its epoch, and a replica of the tasks of one project. */
     private final class Client {
@@ -94,8 +97,8 @@ class Wire3IT extends DatabaseIsolation {
         final Map<String, Object[]> replica = new TreeMap<>();
         final Map<String, Long> versions = new TreeMap<>();
 
-        Client(String id, int wire) {
-            this.id = id;
+        Client(String name, int wire) {
+            this.id = id(name);
             this.wire = wire;
         }
 
@@ -196,65 +199,68 @@ class Wire3IT extends DatabaseIsolation {
     void sparsePatchesMergePerColumnAndAConflictNamesItsColumns() throws Exception {
         Client a = new Client("w3-a", WireVersion.V3);
         Client b = new Client("w3-b", WireVersion.V3);
-        applied(a.result(task("t1", null, "first", false)));
-        applied(a.result(patch("t1", 1L, "title", "from a")));
-        applied(b.result(patch("t1", 1L, "done", true)));   // disjoint column, same base: lands
-        PushResult lost = b.result(patch("t1", 1L, "title", "from b"));
+        applied(a.result(task(id("t1"), null, "first", false)));
+        applied(a.result(patch(id("t1"), 1L, "title", "from a")));
+        applied(b.result(patch(id("t1"), 1L, "done", true)));   // disjoint column, same base: lands
+        PushResult lost = b.result(patch(id("t1"), 1L, "title", "from b"));
         PushResult.Conflict c = assertInstanceOf(PushResult.Conflict.class, lost.results().get(0));
         assertEquals("sync.version_conflict", c.code());
         assertEquals(3, c.serverVersion());
         assertArrayEquals(ColumnBitmap.ofNames(TASKS.descriptors(), List.of("title")), c.conflictColumns());
-        assertArrayEquals(new Object[] {"t1", project, "from a", true},
+        assertArrayEquals(new Object[] {id("t1"), project, "from a", true},
                 RowCodec.decode(TASKS.descriptors(), c.serverRow()), "the full stored row");
         a.pull();
-        assertArrayEquals(new Object[] {"t1", project, "from a", true}, a.replica.get("t1"),
+        assertArrayEquals(new Object[] {id("t1"), project, "from a", true}, a.replica.get(id("t1")),
                 "COMMIT rows are full rows");
-        assertEquals("sync.invalid_request", code(a.result(patch("t1", 3L, "project_id", "elsewhere"))));
-        assertEquals("sync.invalid_request", code(a.result(patch("t1", 9L, "title", "ahead"))));
-        assertEquals("sync.row_missing", code(a.result(patch("t2", null, "project_id", project, "title", "x"))));
+        assertEquals("sync.invalid_request", code(a.result(patch(id("t1"), 3L, "project_id", "elsewhere"))));
+        assertEquals("sync.invalid_request", code(a.result(patch(id("t1"), 9L, "title", "ahead"))));
+        assertEquals("sync.row_missing", code(a.result(patch(id("t2"), null, "project_id", project, "title", "x"))));
     }
 
     @Test
     void aDeleteBeatsAnUnversionedUpsertAndAnExplicitInsertRecreates() throws Exception {
         Client a = new Client("w3-del", WireVersion.V3);
-        applied(a.result(task("t1", null, "first", false)));
-        applied(a.result(PushCommit.Operation.delete("tasks", "t1", null)));
-        assertEquals("sync.row_deleted", code(a.result(task("t1", null, "stale", true))));
-        applied(a.result(task("t1", 0L, "again", false)));
+        applied(a.result(task(id("t1"), null, "first", false)));
+        applied(a.result(PushCommit.Operation.delete("tasks", id("t1"), null)));
+        assertEquals("sync.row_deleted", code(a.result(task(id("t1"), null, "stale", true))));
+        applied(a.result(task(id("t1"), 0L, "again", false)));
         a.pull();
-        assertArrayEquals(new Object[] {"t1", project, "again", false}, a.replica.get("t1"));
-        assertEquals(1L, a.versions.get("t1"));
+        assertArrayEquals(new Object[] {id("t1"), project, "again", false}, a.replica.get(id("t1")));
+        assertEquals(1L, a.versions.get(id("t1")));
     }
 
     @Test
     void declaredReferencesRejectCascadeAndRestrictOnTheWire() throws Exception {
         Client a = new Client("w3-refs", WireVersion.V3);
-        PushCommit.Operation parent = PushCommit.Operation.upsert("projects", "P", null,
-                sparse(PROJECTS, "id", "P", "project_id", project));
-        List<ResponseFrame> missing = a.push(PushCommit.Operation.upsert("items", "i0", null,
-                sparse(ITEMS, "id", "i0", "project_id", project, "owner", "nope", "pin", null)));
+        PushCommit.Operation parent = PushCommit.Operation.upsert("projects", id("P"), null,
+                sparse(PROJECTS, "id", id("P"), "project_id", project));
+        List<ResponseFrame> missing = a.push(PushCommit.Operation.upsert("items", id("i0"), null,
+                sparse(ITEMS, "id", id("i0"), "project_id", project, "owner", id("nope"), "pin", null)));
         assertEquals("sync.reference_violation", code((PushResult) missing.get(0)));
         PushResultDetails details = assertInstanceOf(PushResultDetails.class, missing.get(1));
         assertEquals("{\"fieldPaths\":[\"owner\"],\"reason\":\"missing_parent\","
-                + "\"references\":{\"parent\":\"projects\",\"row\":\"nope\"}}", details.entries().get(0).details().toJson());
-        applied(a.result(parent, PushCommit.Operation.upsert("items", "i1", null,
-                sparse(ITEMS, "id", "i1", "project_id", project, "owner", "P", "pin", "P"))));
-        assertEquals("sync.reference_violation", code(a.result(PushCommit.Operation.delete("projects", "P", null))),
-                "RESTRICT through pin");
-        applied(a.result(PushCommit.Operation.upsert("items", "i1", null,
-                sparse(ITEMS, "id", "i1", "pin", null))));
-        applied(a.result(PushCommit.Operation.delete("projects", "P", null)));
-        // the cascade deleted i1 and left it a tombstone
-        assertEquals("sync.row_deleted", code(a.result(PushCommit.Operation.upsert("items", "i1", null,
-                sparse(ITEMS, "id", "i1", "project_id", project, "owner", null, "pin", null)))));
+                + "\"references\":{\"parent\":\"projects\",\"row\":\"" + id("nope") + "\"}}",
+                details.entries().get(0).details().toJson());
+        applied(a.result(parent, PushCommit.Operation.upsert("items", id("i1"), null,
+                sparse(ITEMS, "id", id("i1"), "project_id", project, "owner", null, "pin", id("P"))),
+                PushCommit.Operation.upsert("items", id("i2"), null,
+                        sparse(ITEMS, "id", id("i2"), "project_id", project, "owner", id("P"), "pin", null))));
+        assertEquals("sync.reference_violation", code(a.result(PushCommit.Operation.delete("projects", id("P"), null))),
+                "RESTRICT through i1's pin");
+        applied(a.result(PushCommit.Operation.upsert("items", id("i1"), null, sparse(ITEMS, "id", id("i1"), "pin", null))));
+        applied(a.result(PushCommit.Operation.delete("projects", id("P"), null)));
+        // the cascade deleted i2 and left it a tombstone; i1 no longer referenced P and stays
+        assertEquals("sync.row_deleted", code(a.result(PushCommit.Operation.upsert("items", id("i2"), null,
+                sparse(ITEMS, "id", id("i2"), "project_id", project, "owner", null, "pin", null)))));
+        applied(a.result(PushCommit.Operation.upsert("items", id("i1"), null, sparse(ITEMS, "id", id("i1"), "pin", null))));
     }
 
     @Test
     void theSamePullIsByteIdenticalUnderWire2AndWire3ButTheVersion() throws Exception {
         Client writer = new Client("w3-writer", WireVersion.V3);
-        applied(writer.result(task("t1", null, "one", false), task("t2", null, "two", true)));
-        applied(writer.result(patch("t1", 1L, "title", "uno")));
-        applied(writer.result(PushCommit.Operation.delete("tasks", "t2", null)));
+        applied(writer.result(task(id("t1"), null, "one", false), task(id("t2"), null, "two", true)));
+        applied(writer.result(patch(id("t1"), 1L, "title", "uno")));
+        applied(writer.result(PushCommit.Operation.delete("tasks", id("t2"), null)));
         Client v2 = new Client("reader", WireVersion.V2);
         Client v3 = new Client("reader", WireVersion.V3);
         byte[] two = v2.pull();
@@ -271,7 +277,7 @@ class Wire3IT extends DatabaseIsolation {
         int rows = 4;
         int rounds = 4;
         Client seed = new Client("w3-seed", WireVersion.V3);
-        for (int r = 0; r < rows; r++) applied(seed.result(task("r" + r, null, "t", false)));
+        for (int r = 0; r < rows; r++) applied(seed.result(task(id("r" + r), null, "t", false)));
         Client legacy = new Client("w2-title", WireVersion.V2);
         Client checker = new Client("w3-done", WireVersion.V3);
         Client ranker = new Client("w3-title-free", WireVersion.V3);
@@ -281,7 +287,7 @@ class Wire3IT extends DatabaseIsolation {
             // row-level: every full row starts from the latest version it saw; a conflict rebases on serverRow
             for (int k = 1; k <= rounds; k++) {
                 for (int r = 0; r < rows; r++) {
-                    String id = "r" + r;
+                    String id = id("r" + r);
                     for (int attempt = 0; ; attempt++) {
                         Object[] mine = legacy.replica.get(id).clone();
                         mine[2] = "legacy " + k;
@@ -299,12 +305,12 @@ class Wire3IT extends DatabaseIsolation {
             return null;
         }, () -> {
             for (int k = 1; k <= rounds; k++) {
-                for (int r = 0; r < rows; r++) applied(checker.result(patch("r" + r, null, "done", k % 2 == 0)));
+                for (int r = 0; r < rows; r++) applied(checker.result(patch(id("r" + r), null, "done", k % 2 == 0)));
             }
             return null;
         }, () -> {
             for (int k = 1; k <= rounds; k++) {
-                for (int r = 0; r < rows; r++) applied(ranker.result(patch("r" + r, null, "title", "free " + k)));
+                for (int r = 0; r < rows; r++) applied(ranker.result(patch(id("r" + r), null, "title", "free " + k)));
             }
             return null;
         });
@@ -323,7 +329,7 @@ class Wire3IT extends DatabaseIsolation {
             }
         }
         for (int r = 0; r < rows; r++) {
-            Object[] row = fresh.replica.get("r" + r);
+            Object[] row = fresh.replica.get(id("r" + r));
             // the wire-2 client's full rows start from the version they conflict against, so they never revert
             // the wire-3 patches of done, which every row ends with
             assertEquals(rounds % 2 == 0, row[3], Arrays.toString(row));
