@@ -153,7 +153,7 @@ public final class BackfillRunner {
                 }
                 // activate as soon as a pass ends; STALE/UNVERIFIABLE are re-derived by the next batch
                 if (b.kind() == Batch.Kind.READY || (b.kind() == Batch.Kind.WROTE && b.passExhausted())) {
-                    switch (activate(p.partition(), def, b.ownerEpoch(), b.watermark())) {
+                    switch (activate(p.partition(), def)) {
                         case ACTIVATED -> activated++;
                         case STALE -> stale++;
                         case UNVERIFIABLE -> unverifiable++;
@@ -245,13 +245,58 @@ public final class BackfillRunner {
         });
     }
 
-    /** Activation in its own transaction under the partition lock (storage); logs the outcome. */
-    public ActivationOutcome activate(String partition, BackfillDefinition def, long epoch, long watermark) {
-        ActivationOutcome outcome = storage.activateCheckpoint(partition, def.name(), epoch, watermark,
-                def.sourceTables(), clock.nowMs());
+    /** Rows the activation may still project under the partition lock, whatever the pacer's batch size. */
+    static final int CLOSE_OUT_MIN_ROWS = 64;
+
+    /**
+     * Activation after a pass ended, in one transaction that holds the partition's push lock from before it looks at
+     * the log: the source changes that landed above the pass's watermark meanwhile (at most a batch, else the
+     * ordinary catch-up passes go on) are projected on that transaction, the watermark moves to the frozen log head,
+     * and the checkpoint activates, all committing together. With the lock held no writer can slip a change in
+     * between, so continuous writers can no longer keep the activation stale forever (each pass used to end with
+     * a few fresh changes above its watermark). Logs the outcome.
+     */
+    public ActivationOutcome activate(String partition, BackfillDefinition def) {
+        CompiledSchema running = schema.get();
+        List<String> sources = def.sourceTables().stream().sorted().toList();
+        long[] at = new long[2];
+        ActivationOutcome outcome = storage.inTransaction(partition, tx -> {
+            if (!tx.tryLockBackfillBatch(def.name())) return ActivationOutcome.STALE;   // another node's batch runs
+            long now = clock.nowMs();
+            Optional<StoredCheckpoint> claimed = tx.claimCheckpoint(def.name(), running.version(), now);
+            if (claimed.isEmpty()) return ActivationOutcome.ACTIVATED;   // another node activated it meanwhile
+            long epoch = claimed.get().ownerEpoch();
+            Optional<BackfillPass> last = tx.readBackfillPass(def.name());
+            if (last.isEmpty() || !last.get().exhausted()) return ActivationOutcome.STALE;
+            tx.lockPartitionForPush();   // from here until the commit no source change lands in this partition
+            long watermark = last.get().watermark();
+            SourceCoverage coverage = tx.sourceChangesAbove(sources, watermark);
+            if (coverage == SourceCoverage.UNVERIFIABLE) return ActivationOutcome.UNVERIFIABLE;
+            if (coverage == SourceCoverage.CHANGED) {
+                long through = tx.sourceCoverageSeq(sources);
+                BackfillPass tail = BackfillPass.catchUpFrom(partition, def.name(), last.get().pass() + 1, watermark,
+                        through, now);
+                Read read = readCatchUp(tx, running, sources, tail, Math.max(pacer.batchSize(), CLOSE_OUT_MIN_ROWS));
+                if (!read.next.exhausted()) return ActivationOutcome.STALE;   // more than a batch: passes go on
+                if (!tx.advanceCheckpoint(def.name(), epoch, through, claimed.get().observedRows() + read.rows.size(),
+                        now)) {
+                    return ActivationOutcome.STALE;
+                }
+                tx.saveBackfillPass(read.next);
+                List<ProjectionWrite> writes = read.rows.isEmpty() ? List.of() : def.step(read.rows);
+                if (!writes.isEmpty()) {
+                    push(tx, running, partition, def.name(), epoch + ":" + tail.pass() + ":" + tail.positionKey(),
+                            writes);
+                }
+                watermark = through;
+                at[1] = read.rows.size();
+            }
+            at[0] = watermark;
+            return tx.activateCheckpoint(def.name(), epoch, watermark, sources, now);
+        });
         LOG.log(outcome == ActivationOutcome.ACTIVATED ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
-                "backfill {0} partition {1}: activation at watermark {2}, owner epoch {3}: {4}{5}", def.name(),
-                partition, watermark, epoch, outcome, switch (outcome) {
+                "backfill {0} partition {1}: activation at watermark {2} ({3} rows projected under the lock): {4}{5}",
+                def.name(), partition, at[0], at[1], outcome, switch (outcome) {
                     case ACTIVATED -> "";
                     case STALE -> " (the next batch starts a catch-up pass from the change log)";
                     case UNVERIFIABLE -> " (the next batch starts a fresh full pass)";

@@ -155,6 +155,14 @@ public interface StorageTransaction {
      */
     SourceCoverage sourceChangesAbove(Collection<String> tables, long seq);
 
+    /**
+     * {@link ServerStorage#activateCheckpoint} on this transaction, which may already hold the push lock and carry
+     * the last catch-up's projection writes: they and the activation then commit together, with no source change
+     * able to land in between.
+     */
+    ActivationOutcome activateCheckpoint(String name, long ownerEpoch, long watermark, Collection<String> sources,
+                                         long nowMs);
+
     /** RFC 0007 owner-epoch compare-and-set inside the backfill's write; {@code false} means abort, write nothing. */
     boolean advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs);
 

@@ -225,7 +225,7 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
-    void aSourceChangeAboveTheWatermarkIsStaleAndACatchUpPassFromTheLogRecovers() throws Exception {
+    void sourceChangesAboveTheWatermarkAreProjectedUnderTheLockAndTheActivationCommitsWithThem() throws Exception {
         BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
         BackfillRunner runner = migrate(def, 10);
         BackfillRunner.Batch last = exhaustPass(runner, def);
@@ -233,29 +233,93 @@ class BackfillRunnerCheckpointTest {
         pushTask(storage, v2, "t105", "changed after the watermark");
         pushTask(storage, v2, "t200", "new after the watermark");
         deleteTask("t110");
-        assertEquals(ActivationOutcome.STALE, runner.activate(partition, def, last.ownerEpoch(), w1));
+        assertEquals(ActivationOutcome.ACTIVATED, runner.activate(partition, def));
 
-        runner.runToCompletion(10);
         StoredCheckpoint cp = checkpoint();
         assertEquals(CheckpointState.ACTIVATED, cp.state());
-        assertTrue(cp.watermark() > w1, "the catch-up pass certifies the new coverage");
+        assertTrue(cp.watermark() > w1, "the activation certifies the coverage it caught up to");
         assertEquals(Checkpoints.coverage(storage, partition, List.of("tasks")), cp.watermark());
         assertEquals(sources(), projection(), "updated, inserted and deleted rows all reached the projection");
         BackfillPass.Progress report = storage.backfillProgress().get(0);
         assertEquals(BackfillPass.Mode.CATCH_UP, report.pass().orElseThrow().mode());
-        assertEquals(3, report.pass().get().passRows(), "the catch-up pass read only the three changed rows");
+        assertEquals(3, report.pass().get().passRows(), "the last catch-up read only the three changed rows");
+    }
+
+    @Test
+    void moreChangesThanTheActivationMayProjectUnderTheLockAreStaleAndCatchUpPassesRecover() throws Exception {
+        BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        BackfillRunner runner = migrate(def, 10);
+        BackfillRunner.Batch last = exhaustPass(runner, def);
+        for (int i = 0; i < BackfillRunner.CLOSE_OUT_MIN_ROWS; i++) pushTask(storage, v2, "n" + i, "new " + i);
+        assertEquals(ActivationOutcome.STALE, runner.activate(partition, def), "the lock is never held for more");
+        assertEquals(last.watermark(), checkpoint().watermark(), "nothing of the attempt committed but its claim");
+
+        runner.runToCompletion(20);
+        assertEquals(CheckpointState.ACTIVATED, checkpoint().state());
+        assertEquals(sources(), projection());
+    }
+
+    /**
+     * A writer that lands a source change during every batch, after the batch's pass took its watermark (what busy
+     * clients do to a pass that takes time): before the activation projected the last changes under the lock, every
+     * pass ended with a change above its watermark and the checkpoint never activated.
+     */
+    @Test
+    void aWriterLandingAChangeInEveryPassCannotKeepTheActivationStale() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger landed = new java.util.concurrent.atomic.AtomicInteger();
+        ColumnCopyProjection copy = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
+        BackfillDefinition busy = new BackfillDefinition() {
+            @Override public String name() { return copy.name(); }
+
+            @Override public int schemaVersion() { return copy.schemaVersion(); }
+
+            @Override public List<String> sourceTables() { return copy.sourceTables(); }
+
+            @Override public List<BackfillDefinition.ProjectionWrite> step(List<BackfillDefinition.SourceRow> batch) {
+                int n = landed.incrementAndGet();
+                Thread writer = new Thread(() -> pushTask(storage, v2, "live" + n, "written during a batch"));
+                writer.start();
+                try {
+                    // a batch holds no push lock while it steps, so the write lands now; the activation holds it,
+                    // so there the write waits for the activation's commit
+                    writer.join(1_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return copy.step(batch);
+            }
+        };
+        BackfillRunner runner = migrate(busy, 10);
+        assertTrue(runner.runToCompletion(30) > 0, "activated within 30 ticks");
+        StoredCheckpoint cp = checkpoint();
+        assertEquals(CheckpointState.ACTIVATED, cp.state());
+        assertTrue(landed.get() > 3, "a change landed during each of the " + landed.get() + " steps");
+        // exactly the source as of the certified watermark: every row written at or below it, none above
+        Map<String, String> certified = new TreeMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT t.id, t.title FROM tasks t WHERE t.\"_sync_partition\" = ? AND NOT EXISTS (SELECT 1 FROM "
+                        + "sync_changes ch WHERE ch.partition = ? AND ch.tbl = 'tasks' AND ch.row_id = t.id "
+                        + "AND ch.commit_seq > ?)")) {
+            ps.setString(1, partition);
+            ps.setString(2, partition);
+            ps.setLong(3, cp.watermark());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) certified.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        assertEquals(certified, projection());
+        assertTrue(projection().size() > 25, "the changes of the last pass are in the projection too");
     }
 
     @Test
     void pruningPastTheWatermarkIsUnverifiableAndAFreshFullPassRecovers() throws Exception {
         BackfillDefinition def = new ColumnCopyProjection(NAME, 2, "tasks", "task_titles");
         BackfillRunner runner = migrate(def, 10);
-        BackfillRunner.Batch last = exhaustPass(runner, def);
+        exhaustPass(runner, def);
         pushTask(storage, v2, "t101", "changed, then pruned away");
         String epoch = storage.touchPartition(partition, clock.get(), "epoch-1").logEpoch();
         storage.pruneCommitsThrough(partition, new CommitPruneQuery(epoch, storage.getMaxCommitSeq(partition)));
-        assertEquals(ActivationOutcome.UNVERIFIABLE, runner.activate(partition, def, last.ownerEpoch(),
-                last.watermark()));
+        assertEquals(ActivationOutcome.UNVERIFIABLE, runner.activate(partition, def));
 
         runner.runToCompletion(10);
         assertEquals(CheckpointState.ACTIVATED, checkpoint().state());

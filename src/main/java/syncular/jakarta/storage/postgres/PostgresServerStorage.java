@@ -717,43 +717,47 @@ public final class PostgresServerStorage implements ServerStorage {
     @Override
     public ActivationOutcome activateCheckpoint(String partition, String name, long ownerEpoch, long watermark,
                                                 Collection<String> sources, long nowMs) {
-        return write(c -> {
-            // the same partition row lock a push takes; a bare transaction would race a push (seeds/003)
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION)) {
-                ps.setString(1, partition);
-                ps.setString(2, partition);
-                ps.execute();
-            }
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_FENCE_AND_CHECKPOINT)) {
-                ps.setString(1, partition);
-                ps.setString(2, partition);
-                ps.setString(3, name);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    int fence = rs.getInt(1);
-                    boolean noFence = rs.wasNull();
-                    int version = rs.getInt(2);
-                    boolean noCheckpoint = rs.wasNull();
-                    // activating without the barrier would certify a state old writers can still decay
-                    if (noFence || noCheckpoint || fence < version) {
-                        throw new StorageException(StorageErrorCode.CHECKPOINT_FENCE_MISSING);
-                    }
+        return write(c -> activateOn(c, partition, name, ownerEpoch, watermark, sources, nowMs));
+    }
+
+    /** {@link #activateCheckpoint} on {@code c}, in the caller's transaction. */
+    static ActivationOutcome activateOn(Connection c, String partition, String name, long ownerEpoch, long watermark,
+                                        Collection<String> sources, long nowMs) throws SQLException {
+        // the same partition row lock a push takes; a bare transaction would race a push (seeds/003)
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.LOCK_PARTITION)) {
+            ps.setString(1, partition);
+            ps.setString(2, partition);
+            ps.execute();
+        }
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.READ_FENCE_AND_CHECKPOINT)) {
+            ps.setString(1, partition);
+            ps.setString(2, partition);
+            ps.setString(3, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                int fence = rs.getInt(1);
+                boolean noFence = rs.wasNull();
+                int version = rs.getInt(2);
+                boolean noCheckpoint = rs.wasNull();
+                // activating without the barrier would certify a state old writers can still decay
+                if (noFence || noCheckpoint || fence < version) {
+                    throw new StorageException(StorageErrorCode.CHECKPOINT_FENCE_MISSING);
                 }
             }
-            SourceCoverage coverage = sourceChangesAboveOn(c, partition, sources, watermark);
-            if (coverage == SourceCoverage.CHANGED) return ActivationOutcome.STALE;
-            if (coverage == SourceCoverage.UNVERIFIABLE) return ActivationOutcome.UNVERIFIABLE;
-            try (PreparedStatement ps = c.prepareStatement(CommitLogSql.ACTIVATE_CHECKPOINT)) {
-                ps.setLong(1, watermark);
-                ps.setLong(2, nowMs);
-                ps.setString(3, partition);
-                ps.setString(4, name);
-                ps.setLong(5, ownerEpoch);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? ActivationOutcome.ACTIVATED : ActivationOutcome.STALE;
-                }
+        }
+        SourceCoverage coverage = sourceChangesAboveOn(c, partition, sources, watermark);
+        if (coverage == SourceCoverage.CHANGED) return ActivationOutcome.STALE;
+        if (coverage == SourceCoverage.UNVERIFIABLE) return ActivationOutcome.UNVERIFIABLE;
+        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.ACTIVATE_CHECKPOINT)) {
+            ps.setLong(1, watermark);
+            ps.setLong(2, nowMs);
+            ps.setString(3, partition);
+            ps.setString(4, name);
+            ps.setLong(5, ownerEpoch);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? ActivationOutcome.ACTIVATED : ActivationOutcome.STALE;
             }
-        });
+        }
     }
 
     // ----------------------------------------------------------------- plumbing

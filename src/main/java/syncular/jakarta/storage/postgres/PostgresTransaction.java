@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import syncular.jakarta.storage.ActivationOutcome;
 import syncular.jakarta.storage.BackfillPass;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.PushKey;
@@ -678,6 +679,12 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public long horizonSeq() { return on(c -> BackfillSql.horizonOn(c, partition)); }
+
+    @Override
+    public ActivationOutcome activateCheckpoint(String name, long ownerEpoch, long watermark,
+                                                Collection<String> sources, long nowMs) {
+        return on(c -> PostgresServerStorage.activateOn(c, partition, name, ownerEpoch, watermark, sources, nowMs));
+    }
 
     @Override
     public SourceCoverage sourceChangesAbove(Collection<String> tables, long seq) {
