@@ -35,10 +35,12 @@ public interface StorageTransaction {
 
     /**
      * {@link #lockPartitionForPush()}, {@link #readServeGate}, the stored results of {@code commits} and the rows of
-     * {@code prefetch}, in that order, in one round trip: the lock is held before anything is read. The partition's
-     * commit-log head and horizon come from the locked row.
+     * {@code prefetch} (and, with {@code tombstones}, which of them have a tombstone), in that order, in one round
+     * trip: the lock is held before anything is read. The partition's commit-log head and horizon come from the
+     * locked row. Only wire-3 pushes consult tombstones, so a group without one does not read them.
      */
-    PushPreamble lockForPush(int runningSchemaVersion, Collection<PushKey> commits, Collection<RowKey> prefetch);
+    PushPreamble lockForPush(int runningSchemaVersion, Collection<PushKey> commits, Collection<RowKey> prefetch,
+                             boolean tombstones);
 
     /**
      * Under the push lock: the current candidate commit is complete (applied or rejected) and stays; the next

@@ -40,6 +40,7 @@ import syncular.jakarta.wire.RejectionDetails;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.TypeTag;
+import syncular.jakarta.wire.WireVersion;
 
 /**
  * Applies PUSH_COMMITs (SPEC §6, ARCHITECTURE request step 4) by group commit: the commits of every request of a
@@ -208,8 +209,9 @@ public final class PushProcessor {
             }
         }
         int running = group.get(0).schema().version();
-        PushPreamble pre = tx.lockForPush(running, keys, prefetch);
-        Rows rows = new Rows(tx, pre, prefetch);
+        boolean sparse = group.stream().anyMatch(b -> WireVersion.hasSparsePayloads(b.request().wireVersion()));
+        PushPreamble pre = tx.lockForPush(running, keys, prefetch, sparse);
+        Rows rows = new Rows(tx, pre, prefetch, sparse);
         Map<PushKey, StoredPushResult> decided = new HashMap<>(pre.existing());
         long head = pre.maxCommitSeq();
         boolean first = true;
@@ -263,11 +265,12 @@ public final class PushProcessor {
         private final Map<RowKey, Boolean> groupTombstones = new HashMap<>();
         private final Map<RowKey, Boolean> commitTombstones = new HashMap<>();
 
-        Rows(StorageTransaction tx, PushPreamble pre, Set<RowKey> prefetched) {
+        /** {@code tombstonesRead}: whether the preamble said which prefetched rows have one (else asked lazily). */
+        Rows(StorageTransaction tx, PushPreamble pre, Set<RowKey> prefetched, boolean tombstonesRead) {
             this.tx = tx;
             for (RowKey k : prefetched) {
                 group.put(k, Optional.ofNullable(pre.rows().get(k)));
-                groupTombstones.put(k, pre.tombstones().contains(k));
+                if (tombstonesRead) groupTombstones.put(k, pre.tombstones().contains(k));
             }
         }
 

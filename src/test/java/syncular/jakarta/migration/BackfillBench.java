@@ -96,7 +96,7 @@ public final class BackfillBench {
                 }
                 int commit = c;
                 old.inTransaction(p, tx -> {
-                    tx.lockForPush(1, List.of(new PushKey("seed", "seed-" + commit)), List.of());
+                    tx.lockForPush(1, List.of(new PushKey("seed", "seed-" + commit)), List.of(), false);
                     return tx.applyCommit(writes, new NewCommit("seed", "seed-" + commit, "seed", 0, changes),
                             new StoredPushResult(StoredPushResult.Status.APPLIED, 0L, 0L, "x",
                                     List.of(new OperationResult.Applied(0))));

@@ -337,7 +337,7 @@ public abstract class ServerStorageContractTest {
         storage().touchPartition(p, 1, "e-pre");
         StoredRow r = row("a1", "p1", 1);
         long seq = storage().inTransaction(p, tx -> {
-            PushPreamble pre = tx.lockForPush(schema().version(), List.of(new PushKey("client-1", "k1")), List.of());
+            PushPreamble pre = tx.lockForPush(schema().version(), List.of(new PushKey("client-1", "k1")), List.of(), false);
             assertEquals("e-pre", pre.gate().logEpoch());
             assertEquals(schema().version(), pre.gate().storedSchemaVersion());
             assertEquals(java.util.Map.of(), pre.existing());
@@ -350,7 +350,7 @@ public abstract class ServerStorageContractTest {
         assertEquals(1L, stored.commitSeq(), "the allocated seq replaced the placeholder");
         assertEquals(List.of(new OperationResult.Applied(0)), stored.results());
         PushPreamble replay = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(),
-                List.of(new PushKey("client-1", "k1")), List.of()));
+                List.of(new PushKey("client-1", "k1")), List.of(), false));
         assertEquals(stored.commitSeq(), replay.existing().get(new PushKey("client-1", "k1")).commitSeq());
         assertThrows(IllegalArgumentException.class, () -> storage().inTransaction(p, tx -> tx.appendCommit(
                 TestSchemas.upsertCommit("k2", r), StoredPushResult.rejected(List.of()))));
@@ -365,7 +365,7 @@ public abstract class ServerStorageContractTest {
         StoredRow a3 = row("a3", "p1", 1);
         long seq = storage().inTransaction(p, tx -> {
             PushPreamble pre = tx.lockForPush(schema().version(), List.of(new PushKey("client-1", "k2")),
-                    List.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a3"), new RowKey("tasks", "a2")));
+                    List.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a3"), new RowKey("tasks", "a2")), false);
             assertEquals(java.util.Set.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a2")), pre.rows().keySet(),
                     "absent rows are absent from the map");
             assertEquals(1, pre.rows().get(new RowKey("tasks", "a1")).serverVersion());
@@ -421,7 +421,7 @@ public abstract class ServerStorageContractTest {
         assertTrue(tombstoned(p, "a1"));
         assertFalse(tombstoned(p, "a2"), "a row never deleted");
         PushPreamble pre = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(), List.of(),
-                List.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a2"), new RowKey("tasks", "a9"))));
+                List.of(new RowKey("tasks", "a1"), new RowKey("tasks", "a2"), new RowKey("tasks", "a9")), true));
         assertEquals(java.util.Set.of(new RowKey("tasks", "a1")), pre.tombstones());
         assertEquals(3, push(p, "c3", row("a1", "p1", 1)), "an insert over the deleted row");
         assertFalse(tombstoned(p, "a1"), "the insert cleared it");
@@ -441,7 +441,7 @@ public abstract class ServerStorageContractTest {
         push(p, "c1", row("a1", "p1", 1), row("a2", "p1", 1));
         StoredRow a1again = row("a1", "p1", 1);
         storage().inTransaction(p, tx -> {
-            tx.lockForPush(schema().version(), List.of(), List.of());
+            tx.lockForPush(schema().version(), List.of(), List.of(), false);
             // a1: deleted, then inserted again by the next commit; a2: deleted by the second commit
             tx.applyCommit(List.of(new RowWrite.Delete("tasks", "a1", 0)), new NewCommit("client-1", "g1", "actor-1",
                     1, List.of(StoredChange.delete("tasks", "a1", Map.of("project_id", "p1")))),
@@ -467,7 +467,7 @@ public abstract class ServerStorageContractTest {
         StoredRow eager = new StoredRow("a1", 2, base.scopes(), base.payload(), moved);
         StoredRow staged = new StoredRow("a2", 2, base.scopes(), row("a2", "p1", 2).payload(), moved);
         storage().inTransaction(p, tx -> {
-            tx.lockForPush(schema().version(), List.of(), List.of());
+            tx.lockForPush(schema().version(), List.of(), List.of(), false);
             tx.upsertRow("tasks", eager, 0);
             tx.applyCommit(List.of(new RowWrite.Upsert("tasks", staged, 1)), new NewCommit("client-1", "c2",
                     "actor-1", 2, List.of(StoredChange.upsert("tasks", "a1", 2, eager.scopes(), eager.payload()),
@@ -481,7 +481,7 @@ public abstract class ServerStorageContractTest {
             assertEquals(2, read.columnVersions().of(2, 2));
             assertEquals(1, read.columnVersions().of(0, 2), "a column the write did not move");
             PushPreamble pre = storage().inTransaction(p, tx -> tx.lockForPush(schema().version(), List.of(),
-                    List.of(new RowKey("tasks", id))));
+                    List.of(new RowKey("tasks", id)), false));
             assertEquals(moved, pre.rows().get(new RowKey("tasks", id)).columnVersions());
         }
         push(p, "c3", row("a1", "p1", 3));
@@ -577,7 +577,7 @@ public abstract class ServerStorageContractTest {
 
         // a push group's writes, which the storage's own unit may keep back until its next round trip
         storage().inTransaction(p, tx -> {
-            tx.lockForPush(schema().version(), List.of(), List.of());
+            tx.lockForPush(schema().version(), List.of(), List.of(), false);
             StoredRow c5 = card("c5", "p1", "b1");
             tx.applyCommit(List.of(new RowWrite.Upsert("cards", c5, 0), new RowWrite.Delete("cards", "c1", 1)),
                     new NewCommit("client-1", "k1", "actor-1", 1, List.of(

@@ -240,7 +240,7 @@ final class PostgresTransaction implements StorageTransaction {
 
     @Override
     public PushPreamble lockForPush(int runningSchemaVersion, Collection<PushKey> commits,
-                                    Collection<RowKey> prefetch) {
+                                    Collection<RowKey> prefetch, boolean withTombstones) {
         Map<String, List<String>> idsByTable = new LinkedHashMap<>();
         for (RowKey k : new LinkedHashSet<>(prefetch)) {
             idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
@@ -253,7 +253,7 @@ final class PostgresTransaction implements StorageTransaction {
             tables.add(t);
             sql.append(";\n").append(t.selectRowsSql);
         }
-        List<RowKey> keys = new ArrayList<>(new LinkedHashSet<>(prefetch));
+        List<RowKey> keys = withTombstones ? new ArrayList<>(new LinkedHashSet<>(prefetch)) : List.of();
         if (!keys.isEmpty()) sql.append(";\n").append(CommitLogSql.TOMBSTONES_OF);
         Set<RowKey> tombstones = new java.util.HashSet<>();
         Set<PushKey> wanted = new java.util.HashSet<>(commits);

@@ -114,13 +114,13 @@ public final class StorageBench {
                         StoredRow row = TestSchemas.taskRow(SCHEMA, id, "p" + (i % 10), 1);
                         if (form == Form.BATCHED) {
                             storage.inTransaction(p, tx -> {
-                                tx.lockForPush(1, List.of(new PushKey("client-" + writer, id)), List.of(new RowKey("tasks", id)));
+                                tx.lockForPush(1, List.of(new PushKey("client-" + writer, id)), List.of(new RowKey("tasks", id)), false);
                                 return tx.applyCommit(List.of(new RowWrite.Upsert("tasks", row, 0)),
                                         TestSchemas.upsertCommit(id, row), StoredPushResult.applied(0, List.of()));
                             });
                         } else if (form == Form.SHORT) {
                             storage.inTransaction(p, tx -> {
-                                tx.lockForPush(1, List.of(new PushKey("client-" + writer, id)), List.of());
+                                tx.lockForPush(1, List.of(new PushKey("client-" + writer, id)), List.of(), false);
                                 tx.getRow("tasks", id);
                                 tx.upsertRow("tasks", row, 0);
                                 return tx.appendCommit(TestSchemas.upsertCommit(id, row),

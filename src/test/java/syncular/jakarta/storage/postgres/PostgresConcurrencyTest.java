@@ -54,7 +54,7 @@ class PostgresConcurrencyTest {
     /** The batched form: lock with prefetch, then writes, append and result in one round trip. */
     private long pushBatched(String p, String commitId, StoredRow row) {
         return storage.inTransaction(p, tx -> {
-            tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of(new RowKey("tasks", row.rowId())));
+            tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of(new RowKey("tasks", row.rowId())), false);
             return tx.applyCommit(List.of(new RowWrite.Upsert("tasks", row, 0)),
                     TestSchemas.upsertCommit(commitId, row), StoredPushResult.applied(0, List.of()));
         });

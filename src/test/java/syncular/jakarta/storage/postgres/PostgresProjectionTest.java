@@ -68,7 +68,7 @@ class PostgresProjectionTest {
             Object[] other = values.clone();
             other[0] = "other-" + values[0];
             StoredRow second = new StoredRow((String) other[0], 1, row.scopes(), RowCodec.encode(columns, other));
-            tx.lockForPush(1, List.of(), List.of());
+            tx.lockForPush(1, List.of(), List.of(), false);
             for (StoredRow r : List.of(row, second)) {
                 tx.nextCandidate();
                 tx.applyCommit(List.of(new RowWrite.Upsert("notes", r, 0)), new NewCommit("client-1",

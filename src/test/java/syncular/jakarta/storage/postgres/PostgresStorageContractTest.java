@@ -69,7 +69,7 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
             String p = partition("constraint");
             byte[] bad = TestSchemas.taskPayload(schema(), "b1", "p1", "bad", false);
             StoredPushResult rejected = s.inTransaction(p, tx -> {
-                tx.lockForPush(1, List.of(new PushKey("client-1", "k1")), List.of());
+                tx.lockForPush(1, List.of(new PushKey("client-1", "k1")), List.of(), false);
                 tx.upsertRow("tasks", TestSchemas.taskRow(schema(), "ok", "p1", 1), 0);
                 StorageException e = assertThrows(StorageException.class, () -> tx.upsertRow("tasks",
                         new StoredRow("b1", 1, Map.of("project_id", "p1"), bad), 1));
@@ -111,7 +111,7 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                 try (Connection c = own.getConnection()) {
                     c.setAutoCommit(false);
                     var tx = s.begin(c, p);
-                    tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of());
+                    tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of(), false);
                     StorageException e = assertThrows(StorageException.class, () -> tx.applyCommit(writes,
                             TestSchemas.upsertCommit(commitId, good), StoredPushResult.applied(0, List.of())));
                     assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());
@@ -136,7 +136,7 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
         StoredRow y2 = new StoredRow("y", 2, Map.of("project_id", "p2"),
                 TestSchemas.taskPayload(schema(), "y", "p2", "moved", true));
         List<Long> seqs = storage.inTransaction(p, tx -> {
-            tx.lockForPush(1, List.of(), List.of());
+            tx.lockForPush(1, List.of(), List.of(), false);
             long a = tx.applyCommit(List.of(new RowWrite.Upsert("tasks", x1, 0), new RowWrite.Upsert("tasks", y1, 1)),
                     TestSchemas.upsertCommit("a", x1), StoredPushResult.applied(0, List.of()));
             tx.nextCandidate();
