@@ -7,6 +7,7 @@
  * nothing of upstream is committed here.
  */
 import type {
+  BlobDownloadResult,
   BytesResult,
   CommitValidatorInstallSpec,
   DriverError,
@@ -75,6 +76,32 @@ class HttpServerInstance implements ServerInstance {
       await fetch(`${BASE}/segments/${encodeURIComponent(segmentId)}`, {
         headers: { 'X-Syncular-Actor': actorId, 'X-Syncular-Scopes': scopesHeaderJson },
       }),
+    );
+  }
+
+  /** §5.9.3: the bytes PUT through the server, host-authenticated as the actor; an empty 200 is success. */
+  async uploadBlob(
+    actorId: string,
+    blobId: string,
+    bytes: Uint8Array,
+    mediaType?: string,
+  ): Promise<{ readonly ok: true } | { readonly ok: false; readonly error: DriverError }> {
+    const response = await fetch(`${BASE}/blobs/${encodeURIComponent(blobId)}`, {
+      method: 'PUT',
+      headers: { 'X-Syncular-Actor': actorId, 'Content-Type': mediaType ?? 'application/octet-stream' },
+      body: bytes,
+    });
+    if (response.status === 200) {
+      await response.arrayBuffer();
+      return { ok: true };
+    }
+    return { ok: false, error: await errorOf(response) };
+  }
+
+  /** §5.9.5: this server serves blob bytes inline (no signed blob URLs). */
+  async downloadBlob(actorId: string, blobId: string): Promise<BlobDownloadResult> {
+    return bytesResult(
+      await fetch(`${BASE}/blobs/${encodeURIComponent(blobId)}`, { headers: { 'X-Syncular-Actor': actorId } }),
     );
   }
 

@@ -56,6 +56,12 @@ assert xml.count("<drivers>") == 1
 open(path, "w", encoding="utf-8").write(xml.replace("<drivers>", ds, 1))
 PY
   fi
+  # Undertow refuses request bodies over 10 MiB by default (max-post-size), which would cut blob uploads (SPEC §5.9.3)
+  # off far below syncular.blobs.max-bytes; the blob ITs send 200 MiB (README "WildFly 39").
+  if ! grep -q 'max-post-size' "$cfg/standalone.xml"; then
+    sed -i 's|<http-listener name="default" socket-binding="http"|<http-listener name="default" socket-binding="http" max-post-size="1073741824"|' \
+      "$cfg/standalone.xml"
+  fi
 fi
 
 # Payara file-realm users (same names and passwords): create-file-user needs a running DAS, so the freshly

@@ -91,6 +91,21 @@ public interface ServerStorage {
 
     List<ClientCursorInfo> listClientCursors(String partition);
 
+    // ------------------------------------------------------- blob reference index (SPEC §5.9.4)
+
+    /** A row that references a blob through one of its {@code blob_ref} columns, with its stored scopes. */
+    record BlobReference(String table, String rowId, java.util.Map<String, String> scopes) { }
+
+    /**
+     * The rows of the partition whose {@code blob_ref} columns reference {@code blobId} (the §5.9.5 download
+     * authorization's candidates), ordered by (table, row id) strictly after {@code after} (null: from the start), at
+     * most {@code limit}, in one round trip. The index is maintained by every row write in its own statement.
+     */
+    List<BlobReference> blobReferences(String partition, String blobId, RowKey after, int limit);
+
+    /** Which of {@code blobIds} a row of the partition references (the §5.9.2 orphan sweep's keep-set). */
+    java.util.Set<String> referencedBlobIds(String partition, Collection<String> blobIds);
+
     // ---------------------------------------------------------------- RFC 0007
 
 

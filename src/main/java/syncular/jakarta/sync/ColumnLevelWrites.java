@@ -39,6 +39,15 @@ final class ColumnLevelWrites implements WriteSemantics {
     private ColumnLevelWrites() { }
 
     @Override
+    public Object[] pushedValues(TableSchema table, byte[] payload) {
+        try {
+            return SparseRowCodec.decode(table.descriptors(), table.primaryKeyIndex(), payload).values();
+        } catch (DecodeException e) {
+            return null;
+        }
+    }
+
+    @Override
     public Decision upsert(TableSchema table, PushCommit.Operation op, int i, Optional<StoredRow> stored,
                            BooleanSupplier tombstoned, Map<String, List<String>> allowed) {
         SparseRow sparse;

@@ -12,6 +12,7 @@ import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.CommitValidator;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ValidatedOperation;
+import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
@@ -62,15 +63,24 @@ public final class PushProcessor {
     private final Clock clock;
     private final Validation validation;
     private final int maxCascadeOperations;
+    /** §5.9: the store the push-time existence check asks; null when the server has none. */
+    private final BlobStore blobs;
     private final GroupCommit<Batch, Pushed> groups =
             new GroupCommit<>(MAX_GROUP_COMMITS, b -> b.commits().size(), this::applyGroup);
 
     /** @param maxCascadeOperations §6.11: operations declared references may append to one commit */
     public PushProcessor(ServerStorage storage, Clock clock, Validation validation, int maxCascadeOperations) {
+        this(storage, clock, validation, maxCascadeOperations, null);
+    }
+
+    /** @param blobs the blob store of §5.9.6's existence check; null: none, and every blob reference is refused */
+    public PushProcessor(ServerStorage storage, Clock clock, Validation validation, int maxCascadeOperations,
+                         BlobStore blobs) {
         this.storage = storage;
         this.clock = clock;
         this.validation = validation;
         this.maxCascadeOperations = maxCascadeOperations;
+        this.blobs = blobs;
     }
 
     /** What one commit produced on the wire: PUSH_RESULT and, for a rejection with details, PUSH_RESULT_DETAILS. */
@@ -83,11 +93,29 @@ public final class PushProcessor {
         }
     }
 
-    /** One request's commits for the push phase, and how its serve-gate re-check goes under the lock. */
+    /**
+     * One request's commits for the push phase, and how its serve-gate re-check goes under the lock.
+     * {@code presentBlobs}: which blobs its payloads name are present ({@link BlobExistence#lookUp}); null until the
+     * processor has looked (a caller never needs to).
+     */
     public record Batch(RequestScope request, CompiledSchema schema, Map<String, List<String>> allowed,
-                        List<PushCommit> commits, TransactionGate gate) {
+                        List<PushCommit> commits, TransactionGate gate, Set<String> presentBlobs) {
         public Batch {
             commits = List.copyOf(commits);
+        }
+
+        public Batch(RequestScope request, CompiledSchema schema, Map<String, List<String>> allowed,
+                     List<PushCommit> commits, TransactionGate gate) {
+            this(request, schema, allowed, commits, gate, null);
+        }
+
+        /** This batch after the §5.9.6 look-up, outside any transaction (a no-op without blob_ref columns). */
+        Batch withBlobsLookedUp(BlobStore store) {
+            if (presentBlobs != null) return this;
+            Set<String> present = BlobExistence.any(schema) ? BlobExistence.lookUp(store,
+                    request.identity().partition(), schema, WriteSemantics.of(request.wireVersion()), commits)
+                    : Set.of();
+            return new Batch(request, schema, allowed, commits, gate, present);
         }
     }
 
@@ -108,7 +136,8 @@ public final class PushProcessor {
      * acquisition, and answered only after that transaction committed.
      */
     public Pushed push(Batch batch) {
-        return groups.submit(batch.request().identity().partition(), batch);
+        // §5.9.6's look-up happens here, on the request's thread: never under the lock, never holding a connection
+        return groups.submit(batch.request().identity().partition(), batch.withBlobsLookedUp(blobs));
     }
 
     /**
@@ -116,7 +145,7 @@ public final class PushProcessor {
      * projection commit and checkpoint advance must commit together): no group, no transaction of its own.
      */
     public Pushed pushOn(StorageTransaction tx, Batch batch) {
-        return applyAll(tx, List.of(batch)).get(0);
+        return applyAll(tx, List.of(batch.withBlobsLookedUp(blobs))).get(0);
     }
 
     /**
@@ -143,7 +172,7 @@ public final class PushProcessor {
         long max = 0;
         long horizon = 0;
         for (PushCommit commit : b.commits()) {
-            Batch one = new Batch(b.request(), b.schema(), b.allowed(), List.of(commit), b.gate());
+            Batch one = new Batch(b.request(), b.schema(), b.allowed(), List.of(commit), b.gate(), b.presentBlobs());
             try {
                 Pushed p = inTransaction(partition, List.of(one)).get(0);
                 if (p.failure() != null) return new Pushed(outcomes, p.failure(), max, horizon);
@@ -349,7 +378,7 @@ public final class PushProcessor {
         try {
             for (int i = 0; i < clientOperations; i++) {
                 Applied applied = applyOperation(tx, rows, writes, b.schema(), b.allowed(),
-                        commit.operations().get(i), i, hooks, semantics);
+                        commit.operations().get(i), i, hooks, semantics, b.presentBlobs());
                 if (applied.rejection != null) {
                     terminated = applied.rejection;
                     break;
@@ -536,9 +565,10 @@ public final class PushProcessor {
      * {@link WriteSemantics} decide it → CRDT and blob checks → validator (§6.7) → write. {@code hooks} is null when
      * no validator is active.
      */
-    private static Applied applyOperation(StorageTransaction tx, Rows rows, List<RowWrite> writes,
-                                          CompiledSchema schema, Map<String, List<String>> allowed,
-                                          PushCommit.Operation op, int i, Hooks hooks, WriteSemantics semantics) {
+    private Applied applyOperation(StorageTransaction tx, Rows rows, List<RowWrite> writes,
+                                   CompiledSchema schema, Map<String, List<String>> allowed,
+                                   PushCommit.Operation op, int i, Hooks hooks, WriteSemantics semantics,
+                                   Set<String> presentBlobs) {
         Optional<TableSchema> maybeTable = schema.table(op.table());
         if (maybeTable.isEmpty()) {
             return Applied.reject(i, ErrorCode.SYNC_UNKNOWN_TABLE, "the table is not handled by this server");
@@ -575,8 +605,11 @@ public final class PushProcessor {
                 () -> rows.tombstoned(table.name(), op.rowId()), allowed);
         if (decision.rejection() != null) return Applied.rejected(decision.rejection());
         WriteSemantics.Write w = decision.write();
-        Applied unsupported = refuseCrdtAndBlobValues(table, w.values(), i);
+        Applied unsupported = refuseCrdtValues(table, w.values(), i);
         if (unsupported != null) return unsupported;
+        OperationResult missingBlob = BlobExistence.check(table, w.values(), w.storedValues(), i,
+                presentBlobs == null ? Set.of() : presentBlobs, blobs != null);
+        if (missingBlob != null) return Applied.rejected(missingBlob);
         StoredRow row = w.row();
         if (validating) {
             OperationResult rejected = hooks.validate(new ValidatedOperation(i, false, table.name(), op.rowId(),
@@ -607,25 +640,17 @@ public final class PushProcessor {
     }
 
     /**
-     * Where the reference merges {@code crdt} columns and checks {@code blob_ref} existence (REF push.ts: after the
-     * scope strip, before the validator), in its order. This server has neither a CRDT merger registry nor a blob
-     * store, so it answers as the reference does without them: a non-NULL {@code crdt} value is
-     * {@code sync.crdt_merge_failed} (§5.10.2; storing it last-write-wins would silently lose concurrent edits) and
-     * a non-NULL {@code blob_ref} is {@code blob.not_found} (§5.9.6, §6.6: no referenced blob exists). NULL is an
-     * ordinary write for both (a clear, "no attachment"). Non-retryable; the message names no row data.
+     * Where the reference merges {@code crdt} columns (REF push.ts: after the scope strip, before the blob check and
+     * the validator). This server has no CRDT merger registry, so it answers as the reference does without one: a
+     * non-NULL {@code crdt} value is {@code sync.crdt_merge_failed} (§5.10.2; storing it last-write-wins would
+     * silently lose concurrent edits). NULL is an ordinary write. Non-retryable; the message names no row data.
      */
-    private static Applied refuseCrdtAndBlobValues(TableSchema table, Object[] values, int i) {
+    private static Applied refuseCrdtValues(TableSchema table, Object[] values, int i) {
         List<ColumnSchema> columns = table.columns();
         for (int c = 0; c < columns.size(); c++) {
             if (columns.get(c).type() == TypeTag.CRDT && values[c] != null) {
                 return Applied.reject(i, ErrorCode.SYNC_CRDT_MERGE_FAILED, "no CRDT merger registered for crdtType "
                         + Json.write(columns.get(c).crdtType()) + " (§5.10.2)");
-            }
-        }
-        for (int c = 0; c < columns.size(); c++) {
-            if (columns.get(c).type() == TypeTag.BLOB_REF && values[c] != null) {
-                return Applied.reject(i, ErrorCode.BLOB_NOT_FOUND,
-                        "row references a blob but the server has no blob store (§5.9.6)");
             }
         }
         return null;

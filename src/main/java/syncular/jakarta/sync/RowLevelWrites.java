@@ -28,6 +28,15 @@ final class RowLevelWrites implements WriteSemantics {
     private RowLevelWrites() { }
 
     @Override
+    public Object[] pushedValues(TableSchema table, byte[] payload) {
+        try {
+            return RowCodec.decode(table.descriptors(), payload);
+        } catch (DecodeException e) {
+            return null;
+        }
+    }
+
+    @Override
     public Decision upsert(TableSchema table, PushCommit.Operation op, int i, Optional<StoredRow> stored,
                            BooleanSupplier tombstoned, Map<String, List<String>> allowed) {
         Object[] values;

@@ -65,6 +65,14 @@ public final class SyncHandler {
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
                        Leases leases) {
+        this(storage, schema, declarations, resolver, clock, settings, segments, validation, leases, null);
+    }
+
+    /** {@code blobs}: the §5.9 blob store a push's blob references must name blobs of; null when there is none. */
+    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
+                       Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
+                       SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
+                       Leases leases, syncular.jakarta.storage.BlobStore blobs) {
         this.admission = new PartitionAdmission(settings.admission());
         this.leases = leases;
         this.storage = storage;
@@ -73,7 +81,7 @@ public final class SyncHandler {
         this.resolver = resolver;
         this.clock = clock;
         this.settings = settings;
-        this.push = new PushProcessor(storage, clock, validation, settings.maxCascadeOperationsPerCommit());
+        this.push = new PushProcessor(storage, clock, validation, settings.maxCascadeOperationsPerCommit(), blobs);
         this.pull = new PullProcessor(segments);
     }
 

@@ -42,6 +42,12 @@ sealed interface WriteSemantics permits RowLevelWrites, ColumnLevelWrites {
                     BooleanSupplier tombstoned, Map<String, List<String>> allowed);
 
     /**
+     * The values an upsert's payload carries (absent columns of a sparse payload are null), or null when it does not
+     * decode; read before the partition lock, for the §5.9.6 blob look-up.
+     */
+    Object[] pushedValues(TableSchema table, byte[] payload);
+
+    /**
      * The row an upsert writes (its new version, scopes, full-row payload and column versions), its decoded values
      * for the validators, and the stored row's values before it (null for an insert).
      */

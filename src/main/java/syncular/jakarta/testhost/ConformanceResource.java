@@ -366,7 +366,7 @@ public class ConformanceResource {
 
     /** Only optional features that really work and whose control routes exist. */
     private static List<String> capabilityNames() { return List.of("validators", "commit-validators", "leases", "idempotency-fault",
-            "backup-restore"); }
+            "backup-restore", "blobs"); }
 
     private SyncRuntime.Parts parts() {
         return runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,

@@ -27,6 +27,10 @@ import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
 import syncular.jakarta.storage.SegmentStore;
+import syncular.jakarta.storage.BlobStore;
+import syncular.jakarta.storage.postgres.PostgresBlobStore;
+import syncular.jakarta.sync.BlobDownload;
+import syncular.jakarta.sync.BlobUpload;
 import syncular.jakarta.storage.postgres.PostgresLeaseStore;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
@@ -76,7 +80,8 @@ public class SyncRuntime {
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
                         Authenticator authenticator, ScopeResolver resolver, Clock clock, DataSource dataSource,
                         TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload,
-                        Declarations declarations, BackfillRunner backfill, Leases leases) { }
+                        Declarations declarations, BackfillRunner backfill, Leases leases, BlobStore blobs,
+                        BlobUpload blobUpload, BlobDownload blobDownload) { }
 
     /** The readiness check that is DOWN while the serve gate refuses this process (RFC 0007, issue 7). */
     static final String CHECK_SERVE_GATE = "serve-gate";
@@ -118,13 +123,18 @@ public class SyncRuntime {
         segments.install();
         Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
+        // §5.9: blobs live in this database beside the rows that reference them (phase 2 adds an object store)
+        PostgresBlobStore blobs = new PostgresBlobStore(ds);
+        blobs.install();
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
-                        settings)), validation(), leases);
+                        settings)), validation(), leases, blobs);
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
-                        config.backfill().maxPushWaitMs()), leases);
+                        config.backfill().maxPushWaitMs()), leases, blobs,
+                new BlobUpload(storage, blobs, clock, config.blobs().maxBytes()),
+                new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current));
         parts = started;
         refreshServeGate();
         return started;

@@ -33,12 +33,22 @@ import syncular.jakarta.sync.SyncSettings;
  * @param backfill        {@code syncular.backfill.*}: the RFC 0007 backfill runner
  * @param leases          {@code syncular.leases.*}: SPEC §7.3 auth leases, off unless a TTL is set
  * @param images          {@code syncular.images.*}: SPEC §5.3 SQLite bootstrap images
+ * @param blobs           {@code syncular.blobs.*}: SPEC §5.9 blobs (size cap, orphan sweep)
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
                              long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention,
                              RealtimeSettings realtime, BackfillSettings backfill, LeaseSettings leases,
-                             ImageSettings images) {
+                             ImageSettings images, BlobSettings blobs) {
+    /**
+     * {@code syncular.blobs.*} (SPEC §5.9): {@code max-bytes} (default 64 MiB, the reference's) caps one blob, by
+     * its declared length and its streamed bytes (413 {@code blob.too_large}); the orphan sweep runs every
+     * {@code sweep.interval-ms} (default 1 h; {@code sweep.enabled}, default true) and deletes blobs no row has
+     * referenced for {@code sweep.grace-ms} (default 24 h, at least 1 min: the grace is what protects an upload whose
+     * push has not landed yet, §5.9.2).
+     */
+    public record BlobSettings(long maxBytes, boolean sweepEnabled, long sweepIntervalMs, long sweepGraceMs) { }
+
     /**
      * {@code syncular.images.*} (SPEC §5.3): {@code enabled} (default true) serves a whole-table SQLite image to a
      * client that accepts one (bit 2) when the table is larger than one rows page; {@code directory} (default the
@@ -159,7 +169,21 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
-                limits(config), retention(config), realtime(config), backfill(config), leases(config), images(config));
+                limits(config), retention(config), realtime(config), backfill(config), leases(config), images(config),
+                blobs(config));
+    }
+
+    private static BlobSettings blobs(Config config) {
+        long maxBytes = positive(config, "syncular.blobs.max-bytes", syncular.jakarta.sync.BlobUpload.DEFAULT_MAX_BYTES);
+        boolean sweep = parsed(config, "syncular.blobs.sweep.enabled", SyncularConfig::bool, "true or false")
+                .orElse(true);
+        long interval = positive(config, "syncular.blobs.sweep.interval-ms", 3_600_000L);
+        long grace = positive(config, "syncular.blobs.sweep.grace-ms", 86_400_000L);
+        if (grace < 60_000) {
+            throw new ConfigException("syncular.blobs.sweep.grace-ms must be at least 60000: a shorter grace deletes "
+                    + "uploads whose referencing push is still on its way (SPEC §5.9.2)");
+        }
+        return new BlobSettings(maxBytes, sweep, interval, grace);
     }
 
     private static ImageSettings images(Config config) {

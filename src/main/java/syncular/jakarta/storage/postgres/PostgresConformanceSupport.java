@@ -144,6 +144,10 @@ public final class PostgresConformanceSupport {
         tables.add("sync_segments");
         tables.add("sync_segment_publications");
         tables.add("sync_leases");
+        // parents first: a restore inserts in this order, and the chunks and blobs hang off their upload
+        tables.add("sync_blob_uploads");
+        tables.add("sync_blobs");
+        tables.add("sync_blob_chunks");
         return tables;
     }
 

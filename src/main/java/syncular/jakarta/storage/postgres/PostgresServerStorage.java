@@ -262,6 +262,66 @@ public final class PostgresServerStorage implements ServerStorage {
         });
     }
 
+    /** §5.9.4: a page of the referencing rows, each with its scope-index entries (none: a LEFT JOIN null). */
+    private static final String BLOB_REFERENCES = """
+            SELECT r.tbl, r.row_id, s.var, s.value
+              FROM (SELECT tbl, row_id FROM sync_blob_refs
+                     WHERE partition = ? AND blob_id = ? AND (tbl, row_id) > (?, ?)
+                     ORDER BY tbl, row_id LIMIT ?) r
+              LEFT JOIN sync_row_scopes s ON s.partition = ? AND s.tbl = r.tbl AND s.row_id = r.row_id
+             ORDER BY r.tbl, r.row_id""";
+    private static final String REFERENCED_BLOBS = "SELECT DISTINCT blob_id FROM sync_blob_refs"
+            + " WHERE partition = ? AND blob_id = ANY(?::text[])";
+
+    @Override
+    public List<BlobReference> blobReferences(String partition, String blobId, syncular.jakarta.storage.RowKey after,
+                                              int limit) {
+        if (limit < 1) throw new IllegalArgumentException("limit must be >= 1");
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement(BLOB_REFERENCES)) {
+                ps.setString(1, partition);
+                ps.setString(2, blobId);
+                ps.setString(3, after == null ? "" : after.table());
+                ps.setString(4, after == null ? "" : after.rowId());
+                ps.setInt(5, limit);
+                ps.setString(6, partition);
+                List<BlobReference> out = new ArrayList<>();
+                Map<String, String> scopes = null;
+                String table = null;
+                String rowId = null;
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        if (!rs.getString(1).equals(table) || !rs.getString(2).equals(rowId)) {
+                            if (table != null) out.add(new BlobReference(table, rowId, Map.copyOf(scopes)));
+                            table = rs.getString(1);
+                            rowId = rs.getString(2);
+                            scopes = new LinkedHashMap<>();
+                        }
+                        if (rs.getString(3) != null) scopes.put(rs.getString(3), rs.getString(4));
+                    }
+                }
+                if (table != null) out.add(new BlobReference(table, rowId, Map.copyOf(scopes)));
+                return out;
+            }
+        });
+    }
+
+    @Override
+    public java.util.Set<String> referencedBlobIds(String partition, Collection<String> blobIds) {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        if (blobIds.isEmpty()) return out;
+        return read(c -> {
+            try (PreparedStatement ps = c.prepareStatement(REFERENCED_BLOBS)) {
+                ps.setString(1, partition);
+                ps.setArray(2, c.createArrayOf("text", blobIds.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(rs.getString(1));
+                }
+            }
+            return out;
+        });
+    }
+
     @Override
     public Optional<String> getPartitionLogEpoch(String partition) {
         return read(c -> {

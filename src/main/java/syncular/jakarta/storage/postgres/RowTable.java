@@ -66,10 +66,14 @@ final class RowTable {
     final String scanPageSql;
     /** The child-column index and children scan of every declared reference, by reference column. */
     final Map<String, ReferenceScan> references;
+    /** The ordinals of the {@code blob_ref} columns (SPEC §5.9.4); empty: the writes leave the blob index alone. */
+    private final int[] blobRefColumns;
 
     RowTable(TableSchema schema) {
         this.schema = schema;
         this.descriptors = schema.descriptors();
+        this.blobRefColumns = java.util.stream.IntStream.range(0, descriptors.size())
+                .filter(k -> descriptors.get(k).type() == TypeTag.BLOB_REF).toArray();
         this.quoted = quoteIdent(schema.name());
         this.createDdl = buildCreateDdl();
         this.upsertSql = buildUpsertSql();
@@ -154,8 +158,48 @@ final class RowTable {
         return "WITH r AS (INSERT INTO " + quoted + " (" + String.join(", ", names) + ") VALUES ("
                 + String.join(", ", values) + ") ON CONFLICT (" + q(PARTITION) + ", " + q(ROW_ID)
                 + ") DO UPDATE SET " + String.join(", ", updates) + " RETURNING 1),\n"
-                + ROW_SCOPES_REPLACEMENT
+                + (blobRefColumns.length == 0 ? ROW_SCOPES_REPLACEMENT
+                        : ROW_SCOPES_REPLACEMENT.stripTrailing() + ",\n" + BLOB_REFS_REPLACEMENT)
                 + "SELECT count(*) FROM r";
+    }
+
+    /**
+     * §5.9.4, in the row write's own statement: the row's blob references become exactly the blobs its
+     * {@code blob_ref} columns name (an update to another blob or to NULL drops the old entry). Only a table with a
+     * {@code blob_ref} column has it. Params: blobIds[], partition, tbl, rowId, partition, tbl, rowId.
+     */
+    static final String BLOB_REFS_REPLACEMENT = """
+            bs AS (SELECT DISTINCT b.blob_id FROM unnest(?::text[]) AS b(blob_id)),
+            bd AS (DELETE FROM sync_blob_refs x
+                    WHERE x.partition = ? AND x.tbl = ? AND x.row_id = ?
+                      AND NOT EXISTS (SELECT 1 FROM bs WHERE bs.blob_id = x.blob_id)),
+            bi AS (INSERT INTO sync_blob_refs(partition, tbl, row_id, blob_id)
+                   SELECT ?, ?, ?, bs.blob_id FROM bs ON CONFLICT DO NOTHING)
+            """;
+
+    /** {@link #BLOB_REFS_REPLACEMENT} for many rows. Params: rowIds[], blobIds[], partition, tbl, ids[], partition, tbl. */
+    static final String BLOB_REFS_REPLACEMENT_MANY = """
+            bs AS (SELECT DISTINCT v.row_id, v.blob_id FROM unnest(?::text[], ?::text[]) AS v(row_id, blob_id)),
+            bd AS (DELETE FROM sync_blob_refs x
+                    WHERE x.partition = ? AND x.tbl = ? AND x.row_id = ANY(?::text[])
+                      AND NOT EXISTS (SELECT 1 FROM bs WHERE bs.row_id = x.row_id AND bs.blob_id = x.blob_id)),
+            bi AS (INSERT INTO sync_blob_refs(partition, tbl, row_id, blob_id)
+                   SELECT ?, ?, bs.row_id, bs.blob_id FROM bs ON CONFLICT DO NOTHING)
+            """;
+
+    /** The blobIds {@code values} reference through the {@code blob_ref} columns, NULLs skipped. */
+    private List<String> blobIds(Object[] values) {
+        List<String> ids = new ArrayList<>(blobRefColumns.length);
+        for (int k : blobRefColumns) {
+            if (values[k] instanceof String raw) {
+                try {
+                    ids.add(syncular.jakarta.wire.BlobRef.parse(raw).blobId());
+                } catch (syncular.jakarta.wire.DecodeException e) {
+                    // the codec validated it on the way in; a value written before that rule references nothing
+                }
+            }
+        }
+        return ids;
     }
 
     /**
@@ -246,7 +290,8 @@ final class RowTable {
                                                            AND s.value = x.value)),
                 i AS (INSERT INTO sync_row_scopes(partition, tbl, var, value, row_id)
                       SELECT ?, ?, s.var, s.value, s.row_id FROM s ON CONFLICT DO NOTHING)
-                SELECT count(*) FROM r""";
+                """ + (blobRefColumns.length == 0 ? "" : ",\n" + BLOB_REFS_REPLACEMENT_MANY)
+                + "SELECT count(*) FROM r";
     }
 
     /**
@@ -307,6 +352,23 @@ final class RowTable {
         ps.setArray(i++, c.createArrayOf("text", ids));
         ps.setString(i++, partition);
         ps.setString(i++, schema.name());
+        if (blobRefColumns.length > 0) {
+            List<String> refRows = new ArrayList<>();
+            List<String> refBlobs = new ArrayList<>();
+            for (int r = 0; r < n; r++) {
+                for (String blob : blobIds(values[r])) {
+                    refRows.add(ids[r]);
+                    refBlobs.add(blob);
+                }
+            }
+            ps.setArray(i++, c.createArrayOf("text", refRows.toArray()));
+            ps.setArray(i++, c.createArrayOf("text", refBlobs.toArray()));
+            ps.setString(i++, partition);
+            ps.setString(i++, schema.name());
+            ps.setArray(i++, c.createArrayOf("text", ids));
+            ps.setString(i++, partition);
+            ps.setString(i++, schema.name());
+        }
         return i;
     }
 
@@ -381,6 +443,14 @@ final class RowTable {
             ps.setString(i++, partition);
             ps.setString(i++, schema.name());
             ps.setString(i++, rowId);
+        }
+        if (blobRefColumns.length > 0) {
+            ps.setArray(i++, ps.getConnection().createArrayOf("text", blobIds(values).toArray()));
+            for (int k = 0; k < 2; k++) {
+                ps.setString(i++, partition);
+                ps.setString(i++, schema.name());
+                ps.setString(i++, rowId);
+            }
         }
         return i;
     }
