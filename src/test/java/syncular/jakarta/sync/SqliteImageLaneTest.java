@@ -92,6 +92,9 @@ class SqliteImageLaneTest {
         public List<Publication> publications(String id, String p, String e) { return segments.publications(id, p, e); }
 
         @Override
+        public List<Publication> publications(String id) { return segments.publications(id); }
+
+        @Override
         public Optional<byte[]> bytes(String segmentId) { return segments.bytes(segmentId); }
 
         @Override
