@@ -105,6 +105,15 @@ class HttpServerInstance implements ServerInstance {
     );
   }
 
+  /** `signed-urls`: the URL as a client fetches it, bare: no actor header, no scopes, no credentials (§5.4). */
+  async fetchSegmentUrl(url: string): Promise<BytesResult> {
+    return bytesResult(await fetch(url));
+  }
+
+  async setSignedUrlTtlSeconds(ttlSeconds: number): Promise<void> {
+    await control('POST', 'signed-urls/ttl', { ttlSeconds });
+  }
+
   async connectRealtime(actorId: string, clientId: string, sink: RealtimeSink): Promise<RealtimeConnectResult> {
     const url = `${BASE.replace(/^http/, 'ws')}/realtime?clientId=${encodeURIComponent(clientId)}&actor=${encodeURIComponent(actorId)}`;
     const socket = new WebSocket(url);
@@ -206,7 +215,14 @@ export const httpServerDriver: ServerDriver = {
   name: 'syncular-jakarta',
   capabilities,
   async create(options: ServerCreateOptions): Promise<ServerInstance> {
-    await control('POST', 'reset', options);
+    // signed-urls: the host mints URLs under the address this harness reaches it by, which only the driver knows
+    await control(
+      'POST',
+      'reset',
+      options.signedUrls === undefined
+        ? options
+        : { ...options, signedUrls: { ...options.signedUrls, baseUrl: `${BASE}/segments` } },
+    );
     return new HttpServerInstance();
   },
 };

@@ -29,6 +29,12 @@ public interface SegmentStore {
     /** Every publication of a segment in one partition and log epoch, newest first (live or expired). */
     List<Publication> publications(String segmentId, String partition, String logEpoch);
 
+    /**
+     * Every publication of a segment in any partition, newest first (live or expired): for a signed URL (§5.4),
+     * whose token names the partition only by a keyed audience the caller matches.
+     */
+    List<Publication> publications(String segmentId);
+
     /** The stored bytes of a segment, if any publication still holds them. */
     Optional<byte[]> bytes(String segmentId);
 

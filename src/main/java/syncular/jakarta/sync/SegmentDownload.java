@@ -24,7 +24,8 @@ import syncular.jakarta.wire.Json;
  * refuses with 503 {@code sync.schema_not_ready} here as on {@code POST /sync}, with the same declaration set). A
  * segment published under another partition or log epoch is
  * {@code sync.not_found}; one whose publications all expired is {@code sync.segment_expired}; a revoked grant, a
- * failing resolver or a digest that matches no live publication is {@code sync.forbidden}.
+ * failing resolver or a digest that matches no live publication is {@code sync.forbidden}. A signed-URL fetch
+ * ({@link #downloadSigned}) carries no identity: the token is the grant (§5.4).
  */
 public final class SegmentDownload {
     private final ServerStorage storage;
@@ -33,9 +34,13 @@ public final class SegmentDownload {
     private final Clock clock;
     private final CompiledSchema schema;
     private final Supplier<List<CheckpointDeclaration>> declarations;
+    private final Optional<SignedUrls> urls;
 
+    /** {@code urls}: the §5.4 verifier, or empty when signed URLs are off (a token is then refused). */
     public SegmentDownload(ServerStorage storage, SegmentStore segments, ScopeResolver resolver, Clock clock,
-                           CompiledSchema schema, Supplier<List<CheckpointDeclaration>> declarations) {
+                           CompiledSchema schema, Supplier<List<CheckpointDeclaration>> declarations,
+                           Optional<SignedUrls> urls) {
+        this.urls = urls;
         this.storage = storage;
         this.segments = segments;
         this.resolver = resolver;
@@ -83,6 +88,45 @@ public final class SegmentDownload {
         }
         return segments.bytes(segmentId)
                 .orElseThrow(() -> new SyncException(ErrorCode.SYNC_NOT_FOUND, "unknown segment (§5.5)"));
+    }
+
+    /** A signed-URL download: the bytes, and the token's {@code exp} (unix seconds) that bounds caching them. */
+    public record Signed(byte[] bytes, long expSeconds) { }
+
+    /**
+     * {@code GET /segments/{id}?st=…} (§5.4): no host authentication and no scopes header. The token's MAC, form,
+     * segment and expiry are checked first ({@link SignedUrls#verify}); then some publication of this segment must
+     * carry the token's scope digest in the partition its audience names (else {@code sync.forbidden}: a genuine token
+     * bound to other scopes or another partition). That partition's serve gate applies as on the direct path; a
+     * matching publication that expired is {@code sync.segment_expired}, an unknown segment {@code sync.not_found}.
+     */
+    public Signed downloadSigned(String segmentId, String token) {
+        SignedUrls signer = urls.orElseThrow(() -> new SyncException(ErrorCode.SYNC_NOT_FOUND,
+                "signed segment URLs are not configured on this server"));
+        long now = clock.nowMs();
+        SignedUrls.Claims claims = signer.verify(token, segmentId, now);
+        List<SegmentStore.Publication> pubs = segments.publications(segmentId);
+        if (pubs.isEmpty()) throw new SyncException(ErrorCode.SYNC_NOT_FOUND, "unknown segment (§5.5)");
+        List<SegmentStore.Publication> matching = pubs.stream()
+                .filter(p -> p.key().scopeDigest().equals(claims.scopeDigest())
+                        && signer.audience(p.key().partition()).equals(claims.audience()))
+                .toList();
+        if (matching.isEmpty()) {
+            throw new SyncException(ErrorCode.SYNC_FORBIDDEN, "the signed URL is not valid for this segment (§5.4)");
+        }
+        String partition = matching.get(0).key().partition();
+        ServeGatePolicy.enforce(storage.readServeGate(partition, schema.version()), schema.version(),
+                declarations.get());
+        if (matching.stream().noneMatch(p -> p.liveAt(now))) {
+            throw new SyncException(ErrorCode.SYNC_SEGMENT_EXPIRED,
+                    "segment TTL elapsed; pull again for fresh descriptors (§5.1)");
+        }
+        if (schema.table(matching.get(0).key().table()).isEmpty()) {
+            throw new SyncException(ErrorCode.SYNC_NOT_FOUND, "the segment's table is no longer served");
+        }
+        byte[] bytes = segments.bytes(segmentId)
+                .orElseThrow(() -> new SyncException(ErrorCode.SYNC_NOT_FOUND, "unknown segment (§5.5)"));
+        return new Signed(bytes, claims.exp());
     }
 
     static Map<String, List<String>> parseScopesHeader(String header) {

@@ -12,27 +12,36 @@ import syncular.jakarta.wire.SegmentRef;
 /**
  * Publishes a bootstrap page for delivery by reference (SPEC §5.4): content-addressed bytes, a publication in the
  * page's context with the segment TTL, and a SEGMENT_REF describing it; whole-table SQLite images through the
- * {@link SqliteImageLane} when one is given. Never sends a {@code url}: signed URLs are not configured (accept bit 3
- * is ignored, §5.4: clients then use the direct endpoint).
+ * {@link SqliteImageLane} when one is given. With {@link SignedUrls} configured, a descriptor for a client that set
+ * accept bit 3 carries a signed {@code url} and {@code urlExpiresAtMs}; without bit 3, or with signed URLs off, it
+ * carries neither (§5.4: the client then uses the direct endpoint). Issuance runs inside the pull, after the
+ * subscription's scopes were resolved into the digest the URL binds.
  */
 public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
     private final SegmentStore store;
     private final Clock clock;
     private final long ttlMs;
     private final Optional<SqliteImageLane> images;
+    private final Optional<SignedUrls> urls;
 
-    /** {@code images}: the §5.3 lane, or empty when this server serves the rows lane only. */
-    public SegmentPublishing(SegmentStore store, Clock clock, long ttlMs, Optional<SqliteImageLane> images) {
+    /**
+     * {@code images}: the §5.3 lane, or empty when this server serves the rows lane only; {@code urls}: the §5.4
+     * signer, or empty when signed URLs are off.
+     */
+    public SegmentPublishing(SegmentStore store, Clock clock, long ttlMs, Optional<SqliteImageLane> images,
+                             Optional<SignedUrls> urls) {
         this.store = store;
         this.clock = clock;
         this.ttlMs = ttlMs;
         this.images = images;
+        this.urls = urls;
     }
 
     @Override
     public Optional<ResponseFrame> image(StorageSession session, PullProcessor.SegmentRequest request,
                                          TableSchema table, ScopeFilter scopes, int limitSnapshotRows) {
-        return images.flatMap(lane -> lane.image(session, request, table, scopes, limitSnapshotRows));
+        return images.flatMap(lane -> lane.image(session, request, table, scopes, limitSnapshotRows))
+                .<ResponseFrame>map(ref -> withUrl(ref, request));
     }
 
     @Override
@@ -42,7 +51,16 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
         SegmentStore.Key key = new SegmentStore.Key(r.partition(), r.logEpoch(), r.table(), r.schemaVersion(),
                 SegmentRef.MediaType.ROWS.code(), r.scopeDigest(), r.asOfCommitSeq(), r.rowCursor(), r.nextRowCursor());
         store.publish(new SegmentStore.Publication(id, key, bytes.length, r.rowCount(), now, now + ttlMs), bytes);
-        return new SegmentRef(id, SegmentRef.MediaType.ROWS, r.table(), bytes.length, r.rowCount(), r.asOfCommitSeq(),
-                r.scopeDigest(), r.rowCursor(), r.nextRowCursor(), null, null);
+        return withUrl(new SegmentRef(id, SegmentRef.MediaType.ROWS, r.table(), bytes.length, r.rowCount(),
+                r.asOfCommitSeq(), r.scopeDigest(), r.rowCursor(), r.nextRowCursor(), null, null), r);
+    }
+
+    /** §4.2/§5.4 gating: a url only for a client that advertised bit 3, and only when this server signs. */
+    private SegmentRef withUrl(SegmentRef ref, PullProcessor.SegmentRequest r) {
+        if (!r.signedUrl() || urls.isEmpty()) return ref;
+        SignedUrls.Issued issued = urls.get().issue(ref.segmentId(), ref.scopeDigest(), r.partition(), clock.nowMs());
+        return new SegmentRef(ref.segmentId(), ref.mediaType(), ref.table(), ref.byteLength(), ref.rowCount(),
+                ref.asOfCommitSeq(), ref.scopeDigest(), ref.rowCursor(), ref.nextRowCursor(), issued.url(),
+                issued.urlExpiresAtMs());
     }
 }

@@ -22,6 +22,7 @@ import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.postgres.PostgresConformanceSupport;
+import syncular.jakarta.sync.SignedUrls;
 import syncular.jakarta.sync.SyncSettings;
 import syncular.jakarta.web.HostOverride;
 import syncular.jakarta.web.RealtimeService;
@@ -56,6 +57,9 @@ public class ConformanceHost implements HostOverride {
     private volatile boolean outage;
     private volatile SyncSettings settings;
     private volatile SyncularConfig.LeaseSettings leases = SyncularConfig.LeaseSettings.OFF;
+    /** §5.4 signed URLs: the base the last reset gave (null = off) and the TTL, changeable between rounds. */
+    private volatile String signedUrlBase;
+    private volatile long signedUrlTtlMs;
     private final IdempotencyFault idempotencyFault = new IdempotencyFault();
     /** Signs lease records: the configured key, else one drawn once and kept in the durable state. */
     private volatile byte[] leaseKey = ConfigProvider.getConfig().getOptionalValue("syncular.leases.signing-key",
@@ -105,6 +109,13 @@ public class ConformanceHost implements HostOverride {
         settings = spec.limits();
         leases = spec.leaseTtlMs() > 0 ? new SyncularConfig.LeaseSettings(spec.leaseTtlMs(), Optional.of(leaseKey))
                 : SyncularConfig.LeaseSettings.OFF;
+        signedUrlBase = spec.signedUrlBase();
+        signedUrlTtlMs = spec.signedUrlTtlMs();
+    }
+
+    synchronized void signedUrlTtl(long ttlMs) {
+        signedUrlTtlMs = ttlMs;
+        persist();
     }
 
     String partition() { return partition; }
@@ -158,6 +169,7 @@ public class ConformanceHost implements HostOverride {
         state.put("validators", validatorsRequest);
         state.put("commitValidator", commitValidatorRequest);
         state.put("leaseKey", Base64.getEncoder().encodeToString(leaseKey));
+        state.put("signedUrlTtlMs", signedUrlTtlMs);
         new PostgresConformanceSupport(ds).saveHostState(Json.write(state));
     }
 
@@ -174,6 +186,7 @@ public class ConformanceHost implements HostOverride {
                 config.limits().settings());
         apply(spec);
         nowMs.set(((BigDecimal) state.get("nowMs")).longValueExact());
+        if (state.get("signedUrlTtlMs") instanceof BigDecimal ttl) signedUrlTtlMs = ttl.longValueExact();
         allowed.clear();
         ((Map<?, ?>) state.get("allowed")).forEach((actor, scopes) -> {
             Map<String, List<String>> grant = new LinkedHashMap<>();
@@ -219,6 +232,22 @@ public class ConformanceHost implements HostOverride {
 
     @Override
     public SyncularConfig.LeaseSettings leases() { return leases; }
+
+    /** Signs under a key derived from the durable lease key, so URLs survive a restart and no key is reused as is. */
+    @Override
+    public Optional<SignedUrls> signedUrls() {
+        String base = signedUrlBase;
+        if (base == null) return Optional.empty();
+        byte[] key;
+        try {
+            javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new javax.crypto.spec.SecretKeySpec(leaseKey, "HmacSHA256"));
+            key = mac.doFinal("syncular.conformance.signed-urls".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is missing from this JVM", e);
+        }
+        return Optional.of(new SignedUrls(key, base, () -> signedUrlTtlMs));
+    }
 
     @Override
     public ServerStorage faults(ServerStorage storage) { return idempotencyFault.around(storage); }

@@ -68,7 +68,8 @@ public class ConformanceResource {
      * as it came ({@code raw}) in the host's durable state, and parsed again from there after a restart.
      */
     record ResetSpec(Map<String, Object> raw, String partition, long nowMs, CompiledSchema schema,
-                     SyncSettings limits, long leaseTtlMs, Integer maxDeltaBytes, Integer maxPresenceBytes) {
+                     SyncSettings limits, long leaseTtlMs, Integer maxDeltaBytes, Integer maxPresenceBytes,
+                     String signedUrlBase, long signedUrlTtlMs) {
         static ResetSpec parse(Map<String, Object> req, SyncSettings defaults) {
             String partition = string(req.get("partition"), "partition");
             long nowMs = number(req.get("nowMs"), "nowMs");
@@ -107,7 +108,18 @@ public class ConformanceResource {
                 leaseTtl = number(leases.get("ttlMs"), "leases.ttlMs");
                 if (leaseTtl <= 0) throw invalid("leases.ttlMs must be positive");
             }
-            return new ResetSpec(req, partition, nowMs, schema, limits, leaseTtl, maxDelta, maxPresence);
+            // §5.4 signed URLs (capability signed-urls): our driver adds the base its URL host answers under, since
+            // this process does not know the address the harness reaches it by
+            String signedBase = null;
+            long signedTtlMs = 0;
+            if (req.get("signedUrls") instanceof Map<?, ?> su) {
+                signedBase = string(su.get("baseUrl"), "signedUrls.baseUrl");
+                signedTtlMs = su.get("ttlSeconds") == null ? syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS
+                        : 1000 * number(su.get("ttlSeconds"), "signedUrls.ttlSeconds");
+                if (signedTtlMs < 0) throw invalid("signedUrls.ttlSeconds must not be negative");
+            }
+            return new ResetSpec(req, partition, nowMs, schema, limits, leaseTtl, maxDelta, maxPresence, signedBase,
+                    signedTtlMs);
         }
     }
 
@@ -142,6 +154,16 @@ public class ConformanceResource {
     }
 
     /** §7.3.4: the host revokes a lease of the current partition by id, {@code {leaseId}}. */
+    /** {@code setSignedUrlTtlSeconds}: the TTL of URLs minted from now on (0: born expired, §5.4). */
+    @POST
+    @Path("signed-urls/ttl")
+    public Response signedUrlTtl(String body) {
+        long seconds = number(object(body).get("ttlSeconds"), "ttlSeconds");
+        if (seconds < 0) throw invalid("ttlSeconds must not be negative");
+        host.signedUrlTtl(seconds * 1000);
+        return ok(Map.of());
+    }
+
     @POST
     @Path("leases/revoke")
     public Response revokeLease(String body) {
@@ -366,7 +388,7 @@ public class ConformanceResource {
 
     /** Only optional features that really work and whose control routes exist. */
     private static List<String> capabilityNames() { return List.of("validators", "commit-validators", "leases", "idempotency-fault",
-            "backup-restore", "blobs"); }
+            "backup-restore", "blobs", "signed-urls"); }
 
     private SyncRuntime.Parts parts() {
         return runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,

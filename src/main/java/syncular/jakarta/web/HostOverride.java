@@ -7,6 +7,7 @@ import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ServerStorage;
+import syncular.jakarta.sync.SignedUrls;
 import syncular.jakarta.sync.SyncSettings;
 
 /**
@@ -25,6 +26,9 @@ public interface HostOverride {
 
     /** The auth leases the last reset asked for ({@link SyncularConfig.LeaseSettings#OFF} when none). */
     SyncularConfig.LeaseSettings leases();
+
+    /** The §5.4 signer the last reset asked for, empty when it asked for none. */
+    Optional<SignedUrls> signedUrls();
 
     /**
      * Called once per process, before the runtime first starts on {@code ds}: the host reloads the state it kept in

@@ -37,6 +37,7 @@ import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.Leases;
 import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
+import syncular.jakarta.sync.SignedUrls;
 import syncular.jakarta.sync.SqliteImageLane;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.sync.SyncSettings;
@@ -126,11 +127,13 @@ public class SyncRuntime {
         // §5.9: blobs live in this database beside the rows that reference them (phase 2 adds an object store)
         PostgresBlobStore blobs = new PostgresBlobStore(ds);
         blobs.install();
+        Optional<SignedUrls> signedUrls = override.isPresent() ? override.get().signedUrls() : signedUrls(config);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
-                        settings)), validation(), leases, blobs);
+                        settings), signedUrls), validation(), leases, blobs);
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
-                new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current), declarations,
+                new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
+                declarations,
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
                         config.backfill().maxPushWaitMs()), leases, blobs,
                 new BlobUpload(storage, blobs, clock, config.blobs().maxBytes()),
@@ -138,6 +141,15 @@ public class SyncRuntime {
         parts = started;
         refreshServeGate();
         return started;
+    }
+
+    /** SPEC §5.4: the signer of {@code syncular.signed-urls.*}, when a secret is configured. */
+    private static Optional<SignedUrls> signedUrls(SyncularConfig config) {
+        SyncularConfig.SignedUrlSettings s = config.signedUrls();
+        if (!s.enabled()) return Optional.empty();
+        LOG.log(Level.INFO, "signed segment URLs on: TTL " + s.ttlMs() + " ms under " + s.baseUrl());
+        long ttl = s.ttlMs();
+        return Optional.of(new SignedUrls(s.secret().orElseThrow(), s.baseUrl(), () -> ttl));
     }
 
     /** SPEC §5.3: the SQLite-image lane over the segment store, unless {@code syncular.images.enabled=false}. */

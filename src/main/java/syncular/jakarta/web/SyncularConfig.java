@@ -34,12 +34,28 @@ import syncular.jakarta.sync.SyncSettings;
  * @param leases          {@code syncular.leases.*}: SPEC §7.3 auth leases, off unless a TTL is set
  * @param images          {@code syncular.images.*}: SPEC §5.3 SQLite bootstrap images
  * @param blobs           {@code syncular.blobs.*}: SPEC §5.9 blobs (size cap, orphan sweep)
+ * @param signedUrls      {@code syncular.signed-urls.*}: SPEC §5.4 signed segment URLs, off unless a secret is set
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
                              long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention,
                              RealtimeSettings realtime, BackfillSettings backfill, LeaseSettings leases,
-                             ImageSettings images, BlobSettings blobs) {
+                             ImageSettings images, BlobSettings blobs, SignedUrlSettings signedUrls) {
+    /**
+     * {@code syncular.signed-urls.*} (SPEC §5.4): with {@code secret} (the base64 of at least 32 random bytes) a
+     * client that sets accept bit 3 gets a {@code url} on each SEGMENT_REF, fetchable with no credentials until it
+     * expires. Every node must carry the same secret: a URL minted by one node is fetched from any. {@code base-url}
+     * (required with the secret) is the absolute prefix a client fetches, this server's {@code <mount>/segments} or
+     * a CDN that forwards to it; {@code ttl-ms} (default 900000, the reference's 15 minutes and the spec's SHOULD
+     * bound; whole seconds from 1 s) is how long a URL stays valid, which is also how long a revoked grant's URLs
+     * keep working.
+     */
+    public record SignedUrlSettings(Optional<byte[]> secret, String baseUrl, long ttlMs) {
+        public static final SignedUrlSettings OFF = new SignedUrlSettings(Optional.empty(), "", 0);
+
+        public boolean enabled() { return secret.isPresent(); }
+    }
+
     /**
      * {@code syncular.blobs.*} (SPEC §5.9): {@code max-bytes} (default 64 MiB, the reference's) caps one blob, by
      * its declared length and its streamed bytes (413 {@code blob.too_large}); the orphan sweep runs every
@@ -170,7 +186,55 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
                 limits(config), retention(config), realtime(config), backfill(config), leases(config), images(config),
-                blobs(config));
+                blobs(config), signedUrls(config));
+    }
+
+    private static SignedUrlSettings signedUrls(Config config) {
+        Optional<String> secret = text(config, "syncular.signed-urls.secret");
+        Optional<String> base = text(config, "syncular.signed-urls.base-url");
+        Optional<Long> ttl = parsed(config, "syncular.signed-urls.ttl-ms", Long::parseLong, "a whole number of ms");
+        if (secret.isEmpty()) {
+            if (base.isPresent() || ttl.isPresent()) {
+                throw new ConfigException("syncular.signed-urls.secret is required with syncular.signed-urls.base-url"
+                        + " or syncular.signed-urls.ttl-ms: set it to turn signed URLs on, or remove the others");
+            }
+            return SignedUrlSettings.OFF;
+        }
+        byte[] decoded;
+        try {
+            decoded = java.util.Base64.getDecoder().decode(secret.get());
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("syncular.signed-urls.secret must be base64");
+        }
+        if (decoded.length < 32) {
+            throw new ConfigException("syncular.signed-urls.secret must decode to at least 32 bytes (256 bits) of"
+                    + " random data, the same on every node");
+        }
+        boolean constant = true;
+        for (byte b : decoded) constant &= b == decoded[0];
+        if (constant) {
+            throw new ConfigException("syncular.signed-urls.secret is one byte repeated: use random data, e.g."
+                    + " openssl rand -base64 32");
+        }
+        String url = base.orElseThrow(() -> new ConfigException("syncular.signed-urls.base-url is required with"
+                + " syncular.signed-urls.secret: the absolute URL clients fetch segments from, e.g."
+                + " https://sync.example.com/syncular/segments"));
+        java.net.URI uri;
+        try {
+            uri = new java.net.URI(url);
+        } catch (java.net.URISyntaxException e) {
+            throw new ConfigException("syncular.signed-urls.base-url must be an absolute http(s) URL");
+        }
+        if (!("https".equals(uri.getScheme()) || "http".equals(uri.getScheme())) || uri.getHost() == null
+                || uri.getQuery() != null || uri.getFragment() != null) {
+            throw new ConfigException("syncular.signed-urls.base-url must be an absolute http(s) URL without a query");
+        }
+        long ttlMs = ttl.orElse(syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS);
+        if (ttlMs < 1000 || ttlMs > syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS || ttlMs % 1000 != 0) {
+            throw new ConfigException("syncular.signed-urls.ttl-ms must be whole seconds from 1000 to 900000: a URL"
+                    + " is a bearer grant for its TTL (SPEC §5.4, at most 15 minutes)");
+        }
+        return new SignedUrlSettings(Optional.of(decoded), url, ttlMs);
     }
 
     private static BlobSettings blobs(Config config) {

@@ -92,6 +92,9 @@ class SqliteImageLaneTest {
         public List<Publication> publications(String id, String p, String e) { return segments.publications(id, p, e); }
 
         @Override
+        public List<Publication> publications(String id) { return segments.publications(id); }
+
+        @Override
         public Optional<byte[]> bytes(String segmentId) { return segments.bytes(segmentId); }
 
         @Override
@@ -102,7 +105,7 @@ class SqliteImageLaneTest {
         SqliteImageLane lane = new SqliteImageLane(store, System::currentTimeMillis, 3_600_000, imageDirectory, 2);
         return new SyncHandler(storage, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
                 System::currentTimeMillis, SyncSettings.DEFAULTS,
-                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane)),
+                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty()),
                 Validation.NONE, Leases.OFF);
     }
 
@@ -291,7 +294,7 @@ class SqliteImageLaneTest {
         SqliteImageLane lane = new SqliteImageLane(store, System::currentTimeMillis, 3_600_000, dir, 2);
         SyncHandler h = new SyncHandler(counted, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
                 System::currentTimeMillis, SyncSettings.DEFAULTS,
-                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane)),
+                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty()),
                 Validation.NONE, Leases.OFF);
         Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("image-connections"));
         seed(h, actor, "p1", 0, 50);

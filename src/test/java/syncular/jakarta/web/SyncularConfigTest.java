@@ -165,6 +165,50 @@ class SyncularConfigTest {
                 "syncular.limits.segment-cache-bytes must be at least 0");
     }
 
+    @Test
+    void signedUrlsAreOffByDefaultAndNeedAStrongSecretABaseUrlAndABoundedTtl() {
+        assertFalse(SyncularConfig.from(config(DB)).signedUrls().enabled());
+        String secret = java.util.Base64.getEncoder().encodeToString(
+                "thirty-two bytes of test secret!".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Map<String, String> on = with("syncular.signed-urls.secret", secret);
+        on.put("syncular.signed-urls.base-url", "https://cdn.example.com/segments");
+        SyncularConfig.SignedUrlSettings s = SyncularConfig.from(config(on)).signedUrls();
+        assertTrue(s.enabled());
+        assertEquals(900_000L, s.ttlMs());
+        assertEquals("https://cdn.example.com/segments", s.baseUrl());
+        assertEquals(32, s.secret().orElseThrow().length);
+        on.put("syncular.signed-urls.ttl-ms", "60000");
+        assertEquals(60_000L, SyncularConfig.from(config(on)).signedUrls().ttlMs());
+
+        assertMessage(with("syncular.signed-urls.ttl-ms", "60000"), "syncular.signed-urls.secret is required with"
+                + " syncular.signed-urls.base-url or syncular.signed-urls.ttl-ms: set it to turn signed URLs on, or"
+                + " remove the others");
+        assertMessage(with("syncular.signed-urls.secret", secret), "syncular.signed-urls.base-url is required with"
+                + " syncular.signed-urls.secret: the absolute URL clients fetch segments from, e.g."
+                + " https://sync.example.com/syncular/segments");
+        Map<String, String> bad = new HashMap<>(on);
+        bad.put("syncular.signed-urls.secret", java.util.Base64.getEncoder().encodeToString(new byte[31]));
+        assertMessage(bad, "syncular.signed-urls.secret must decode to at least 32 bytes (256 bits) of random data,"
+                + " the same on every node");
+        bad.put("syncular.signed-urls.secret", java.util.Base64.getEncoder().encodeToString(new byte[32]));
+        assertMessage(bad, "syncular.signed-urls.secret is one byte repeated: use random data, e.g."
+                + " openssl rand -base64 32");
+        bad.put("syncular.signed-urls.secret", "not base64!");
+        assertMessage(bad, "syncular.signed-urls.secret must be base64");
+        bad = new HashMap<>(on);
+        for (String url : new String[] {"/syncular/segments", "ftp://h/segments", "https://h/segments?x=1", "h t"}) {
+            bad.put("syncular.signed-urls.base-url", url);
+            assertMessage(bad, url.equals("h t") ? "syncular.signed-urls.base-url must be an absolute http(s) URL"
+                    : "syncular.signed-urls.base-url must be an absolute http(s) URL without a query");
+        }
+        bad = new HashMap<>(on);
+        for (String ttl : new String[] {"0", "999", "900001", "1500", "3600000"}) {
+            bad.put("syncular.signed-urls.ttl-ms", ttl);
+            assertMessage(bad, "syncular.signed-urls.ttl-ms must be whole seconds from 1000 to 900000: a URL is a"
+                    + " bearer grant for its TTL (SPEC §5.4, at most 15 minutes)");
+        }
+    }
+
     private static Map<String, String> with(String key, String value) {
         Map<String, String> m = new HashMap<>(DB);
         m.put(key, value);

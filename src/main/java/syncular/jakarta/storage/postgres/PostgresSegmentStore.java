@@ -66,6 +66,8 @@ public final class PostgresSegmentStore implements SegmentStore {
             + " AND expires_at_ms > ? ORDER BY created_at_ms DESC LIMIT 1";
     private static final String BY_SEGMENT = "SELECT " + COLUMNS + " FROM sync_segment_publications"
             + " WHERE segment_id = ? AND partition = ? AND log_epoch = ? ORDER BY created_at_ms DESC";
+    private static final String BY_SEGMENT_ANY_PARTITION = "SELECT " + COLUMNS + " FROM sync_segment_publications"
+            + " WHERE segment_id = ? ORDER BY created_at_ms DESC";
     private static final String BYTES = "SELECT bytes FROM sync_segments WHERE segment_id = ?";
     private static final String SWEEP_PUBLICATIONS = "DELETE FROM sync_segment_publications WHERE expires_at_ms <= ?";
     private static final String SWEEP_SEGMENTS = "DELETE FROM sync_segments s WHERE NOT EXISTS"
@@ -170,6 +172,20 @@ public final class PostgresSegmentStore implements SegmentStore {
                 ps.setString(1, segmentId);
                 ps.setString(2, partition);
                 ps.setString(3, logEpoch);
+                List<Publication> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(read(rs));
+                }
+                return out;
+            }
+        });
+    }
+
+    @Override
+    public List<Publication> publications(String segmentId) {
+        return run(c -> {
+            try (PreparedStatement ps = c.prepareStatement(BY_SEGMENT_ANY_PARTITION)) {
+                ps.setString(1, segmentId);
                 List<Publication> out = new ArrayList<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) out.add(read(rs));

@@ -40,6 +40,11 @@ class PostgresSegmentStoreTest {
                 .expiresAtMs());
         assertTrue(STORE.publications(id, p, "e2").isEmpty(), "another log epoch sees nothing");
         assertTrue(STORE.publications(id, p + "-other", "e1").isEmpty(), "another partition sees nothing");
+        STORE.publish(new SegmentStore.Publication(id, key(p + "-b", "e9", "d3", null), bytes.length, 3, 1_700, 2_700),
+                bytes);
+        assertEquals(List.of(p + "-b/d3", p + "/d2", p + "/d1"), STORE.publications(id).stream()
+                .map(x -> x.key().partition() + "/" + x.key().scopeDigest()).toList(),
+                "the any-partition lookup a signed URL needs: every context, newest first");
         assertArrayEquals(bytes, STORE.bytes(id).orElseThrow());
 
         assertEquals(id, STORE.find(key(p, "e1", "d2", null), 2_000).orElseThrow().segmentId());
