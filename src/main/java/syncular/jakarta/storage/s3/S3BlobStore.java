@@ -74,7 +74,7 @@ import syncular.jakarta.storage.StorageException;
  * before the copy, so a crash leaves a stale entry rather than an unswept blob. Server-side copy caps a blob at
  * 5 GiB, far above {@code syncular.blobs.max-bytes}' sensible range.
  */
-public final class S3BlobStore implements BlobStore {
+public final class S3BlobStore implements BlobStore, AutoCloseable {
     /** S3's smallest multipart part (but the last): the one buffer an upload holds. */
     static final int PART_BYTES = 5 * 1024 * 1024;
     private static final int COPY_BUFFER = 64 * 1024;
@@ -92,18 +92,31 @@ public final class S3BlobStore implements BlobStore {
                 throw new IllegalArgumentException("an access key needs its secret key, and the other way round");
             }
         }
+
+        /** Never the secret key: settings end up in logs. */
+        @Override
+        public String toString() {
+            return "S3 bucket " + bucket + " prefix '" + prefix + "' endpoint " + endpoint.map(URI::toString)
+                    .orElse("(AWS)") + " region " + region + (pathStyle ? " path-style" : "")
+                    + (accessKey.isPresent() ? " with a static access key" : " with the default credential chain");
+        }
     }
 
     private final S3Client s3;
+    private final Settings settings;
     private final String bucket;
     private final String root;
 
-    public S3BlobStore(S3Client s3, String bucket, String prefix) {
+    private S3BlobStore(S3Client s3, Settings settings) {
         this.s3 = s3;
-        this.bucket = bucket;
-        String p = prefix == null ? "" : prefix.replaceAll("^/+|/+$", "");
+        this.settings = settings;
+        this.bucket = settings.bucket();
+        String p = settings.prefix() == null ? "" : settings.prefix().replaceAll("^/+|/+$", "");
         this.root = p.isEmpty() ? "" : p + "/";
     }
+
+    /** What the store was opened with. */
+    public Settings settings() { return settings; }
 
     /** A client for {@code settings} on the JDK's HTTP transport, and the store over it. */
     public static S3BlobStore open(Settings settings) {
@@ -121,13 +134,12 @@ public final class S3BlobStore implements BlobStore {
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
         settings.endpoint().ifPresent(builder::endpointOverride);
-        return new S3BlobStore(builder.build(), settings.bucket(), settings.prefix());
+        return new S3BlobStore(builder.build(), settings);
     }
 
-    /** Fails fast (at deployment) when the bucket is not reachable with these credentials. */
-    public void check() {
-        call(() -> s3.headBucket(b -> b.bucket(bucket)));
-    }
+    /** Releases the client's connections; the store is unusable afterwards. */
+    @Override
+    public void close() { s3.close(); }
 
     @Override
     public PutOutcome put(String partition, String blobId, InputStream body, long maxBytes, String mediaType,
