@@ -1,5 +1,6 @@
 package syncular.jakarta.web;
 
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
@@ -29,6 +30,7 @@ import syncular.jakarta.storage.TransactionRunner;
 import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.postgres.PostgresBlobStore;
+import syncular.jakarta.storage.s3.S3BlobStore;
 import syncular.jakarta.sync.BlobDownload;
 import syncular.jakarta.sync.BlobUpload;
 import syncular.jakarta.storage.postgres.PostgresLeaseStore;
@@ -76,6 +78,8 @@ public class SyncRuntime {
 
     private volatile Parts parts;
     private boolean resumed;
+    /** Kept across restarts with the same settings, so a conformance reset does not open a client each time. */
+    private S3BlobStore s3Blobs;
 
     /** Everything a request needs, replaced as a whole. */
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
@@ -86,6 +90,31 @@ public class SyncRuntime {
 
     /** The readiness check that is DOWN while the serve gate refuses this process (RFC 0007, issue 7). */
     static final String CHECK_SERVE_GATE = "serve-gate";
+
+    /**
+     * SPEC §5.9 blob bytes: in this database beside the rows that reference them (the default), or in an S3 bucket
+     * ({@code syncular.blobs.store=s3}). An unreachable bucket does not fail deployment, as an unreachable database
+     * does not: the first upload or download fails instead.
+     */
+    private BlobStore blobStore(SyncularConfig config, DataSource ds) {
+        Optional<S3BlobStore.Settings> s3 = config.blobs().s3();
+        if (s3.isEmpty()) {
+            PostgresBlobStore blobs = new PostgresBlobStore(ds);
+            blobs.install();
+            return blobs;
+        }
+        if (s3Blobs == null || !s3Blobs.settings().equals(s3.get())) {
+            if (s3Blobs != null) s3Blobs.close();
+            s3Blobs = S3BlobStore.open(s3.get());
+            LOG.log(Level.INFO, "Syncular blobs are stored in {0}", s3.get());
+        }
+        return s3Blobs;
+    }
+
+    @PreDestroy
+    synchronized void close() {
+        if (s3Blobs != null) s3Blobs.close();
+    }
 
     /** Installs (or migrates) {@code schema} through a fresh storage instance and opens the endpoint on it. */
     public synchronized Parts start(SyncularConfig config, CompiledSchema requested, DataSource ds,
@@ -124,9 +153,7 @@ public class SyncRuntime {
         segments.install();
         Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
-        // §5.9: blobs live in this database beside the rows that reference them (phase 2 adds an object store)
-        PostgresBlobStore blobs = new PostgresBlobStore(ds);
-        blobs.install();
+        BlobStore blobs = blobStore(config, ds);
         Optional<SignedUrls> signedUrls = override.isPresent() ? override.get().signedUrls() : signedUrls(config);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,

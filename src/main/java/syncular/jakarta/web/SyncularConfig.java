@@ -1,5 +1,6 @@
 package syncular.jakarta.web;
 
+import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,6 +10,7 @@ import org.eclipse.microprofile.config.Config;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.storage.s3.S3BlobStore;
 import syncular.jakarta.sync.DeclaredReferences;
 import syncular.jakarta.sync.PartitionAdmission;
 import syncular.jakarta.sync.Retention;
@@ -61,9 +63,14 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * its declared length and its streamed bytes (413 {@code blob.too_large}); the orphan sweep runs every
      * {@code sweep.interval-ms} (default 1 h; {@code sweep.enabled}, default true) and deletes blobs no row has
      * referenced for {@code sweep.grace-ms} (default 24 h, at least 1 min: the grace is what protects an upload whose
-     * push has not landed yet, §5.9.2).
+     * push has not landed yet, §5.9.2). {@code store} = {@code postgres} (the default: this database) or {@code s3}
+     * with {@code s3.bucket} (required), {@code s3.prefix} (default {@code syncular}), {@code s3.endpoint} (an
+     * http(s) URL; empty is AWS's own), {@code s3.region} (default us-east-1), {@code s3.path-style} (default false;
+     * true for most S3-compatible servers) and {@code s3.access-key}/{@code s3.secret-key} (both or neither; neither
+     * is the SDK's default credential chain). {@code s3} is empty for the PostgreSQL store.
      */
-    public record BlobSettings(long maxBytes, boolean sweepEnabled, long sweepIntervalMs, long sweepGraceMs) { }
+    public record BlobSettings(long maxBytes, boolean sweepEnabled, long sweepIntervalMs, long sweepGraceMs,
+                               Optional<S3BlobStore.Settings> s3) { }
 
     /**
      * {@code syncular.images.*} (SPEC §5.3): {@code enabled} (default true) serves a whole-table SQLite image to a
@@ -247,7 +254,40 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
             throw new ConfigException("syncular.blobs.sweep.grace-ms must be at least 60000: a shorter grace deletes "
                     + "uploads whose referencing push is still on its way (SPEC §5.9.2)");
         }
-        return new BlobSettings(maxBytes, sweep, interval, grace);
+        String store = text(config, "syncular.blobs.store").orElse("postgres");
+        Optional<S3BlobStore.Settings> s3 = switch (store) {
+            case "postgres" -> Optional.empty();
+            case "s3" -> Optional.of(s3(config));
+            default -> throw new ConfigException("syncular.blobs.store must be postgres or s3");
+        };
+        return new BlobSettings(maxBytes, sweep, interval, grace, s3);
+    }
+
+    private static S3BlobStore.Settings s3(Config config) {
+        String bucket = text(config, "syncular.blobs.s3.bucket").orElseThrow(() -> new ConfigException(
+                "syncular.blobs.s3.bucket is required when syncular.blobs.store is s3"));
+        if (!bucket.matches("[a-z0-9][a-z0-9.\\-]{1,61}[a-z0-9]")) {
+            throw new ConfigException("syncular.blobs.s3.bucket must be an S3 bucket name");
+        }
+        String prefix = config.getOptionalValue("syncular.blobs.s3.prefix", String.class).map(String::trim)
+                .orElse("syncular");
+        Optional<URI> endpoint = parsed(config, "syncular.blobs.s3.endpoint", URI::create, "an http(s) URL");
+        if (endpoint.isPresent() && (endpoint.get().getHost() == null
+                || !List.of("http", "https").contains(endpoint.get().getScheme()))) {
+            throw new ConfigException("syncular.blobs.s3.endpoint must be an http(s) URL");
+        }
+        String region = text(config, "syncular.blobs.s3.region").orElse("us-east-1");
+        if (!region.matches("[a-z0-9-]+")) throw new ConfigException("syncular.blobs.s3.region must be a region name");
+        boolean pathStyle = parsed(config, "syncular.blobs.s3.path-style", SyncularConfig::bool, "true or false")
+                .orElse(false);
+        Optional<String> accessKey = text(config, "syncular.blobs.s3.access-key");
+        Optional<String> secretKey = config.getOptionalValue("syncular.blobs.s3.secret-key", String.class)
+                .filter(k -> !k.isEmpty());
+        if (accessKey.isPresent() != secretKey.isPresent()) {
+            throw new ConfigException("syncular.blobs.s3.access-key and syncular.blobs.s3.secret-key go together: "
+                    + "set both, or neither for the SDK's default credential chain");
+        }
+        return new S3BlobStore.Settings(bucket, prefix, endpoint, region, pathStyle, accessKey, secretKey);
     }
 
     private static ImageSettings images(Config config) {

@@ -209,6 +209,48 @@ class SyncularConfigTest {
         }
     }
 
+    @Test
+    void theBlobStoreIsPostgresUnlessS3IsChosenWithItsBucket() {
+        assertTrue(SyncularConfig.from(config(DB)).blobs().s3().isEmpty(), "PostgreSQL is the embedded default");
+        Map<String, String> s3 = with("syncular.blobs.store", "s3");
+        s3.put("syncular.blobs.s3.bucket", "media-bucket");
+        syncular.jakarta.storage.s3.S3BlobStore.Settings d = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
+        assertEquals(new syncular.jakarta.storage.s3.S3BlobStore.Settings("media-bucket", "syncular", Optional.empty(),
+                "us-east-1", false, Optional.empty(), Optional.empty()), d, "AWS, the default credential chain");
+
+        s3.put("syncular.blobs.s3.endpoint", "http://127.0.0.1:9000");
+        s3.put("syncular.blobs.s3.region", "eu-central-1");
+        s3.put("syncular.blobs.s3.path-style", "true");
+        s3.put("syncular.blobs.s3.prefix", "");
+        s3.put("syncular.blobs.s3.access-key", "AKIA1");
+        s3.put("syncular.blobs.s3.secret-key", "s3cr3t");
+        syncular.jakarta.storage.s3.S3BlobStore.Settings all = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
+        assertEquals(new syncular.jakarta.storage.s3.S3BlobStore.Settings("media-bucket", "",
+                Optional.of(java.net.URI.create("http://127.0.0.1:9000")), "eu-central-1", true, Optional.of("AKIA1"),
+                Optional.of("s3cr3t")), all);
+        assertFalse(all.toString().contains("s3cr3t"), "settings never print the secret key");
+    }
+
+    @Test
+    void refusesAnIncompleteOrMalformedS3StoreNamingTheKey() {
+        assertMessage(with("syncular.blobs.store", "filesystem"), "syncular.blobs.store must be postgres or s3");
+        assertMessage(with("syncular.blobs.store", "s3"),
+                "syncular.blobs.s3.bucket is required when syncular.blobs.store is s3");
+        Map<String, String> s3 = with("syncular.blobs.store", "s3");
+        s3.put("syncular.blobs.s3.bucket", "Not_A_Bucket");
+        assertMessage(s3, "syncular.blobs.s3.bucket must be an S3 bucket name");
+        s3.put("syncular.blobs.s3.bucket", "media");
+        s3.put("syncular.blobs.s3.endpoint", "minio:9000");
+        assertMessage(s3, "syncular.blobs.s3.endpoint must be an http(s) URL");
+        s3.remove("syncular.blobs.s3.endpoint");
+        s3.put("syncular.blobs.s3.path-style", "yes");
+        assertMessage(s3, "syncular.blobs.s3.path-style must be true or false");
+        s3.remove("syncular.blobs.s3.path-style");
+        s3.put("syncular.blobs.s3.access-key", "AKIA1");
+        assertMessage(s3, "syncular.blobs.s3.access-key and syncular.blobs.s3.secret-key go together: set both, or"
+                + " neither for the SDK's default credential chain");
+    }
+
     private static Map<String, String> with(String key, String value) {
         Map<String, String> m = new HashMap<>(DB);
         m.put(key, value);
