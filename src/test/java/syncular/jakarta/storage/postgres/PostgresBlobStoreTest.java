@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static syncular.jakarta.storage.BlobStreams.generated;
+import static syncular.jakarta.storage.BlobStreams.idOf;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -12,7 +14,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.sql.Connection;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.BlobStore.PutOutcome;
+import syncular.jakarta.storage.BlobStreams.PeakHeap;
 
 /**
  * The PostgreSQL blob store (SPEC §5.9.2, §5.9.3) on a real database: content addressing, idempotent re-upload,
@@ -48,10 +50,6 @@ class PostgresBlobStoreTest {
 
     @AfterAll
     static void close() { db.close(); }
-
-    static String idOf(byte[] bytes) throws Exception {
-        return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    }
 
     private static byte[] read(String partition, String blobId) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -201,25 +199,6 @@ class PostgresBlobStoreTest {
     /** 200 MiB of a deterministic sequence: never in memory at once. */
     static final long LARGE = 200L * 1024 * 1024;
 
-    static InputStream generated(long length) {
-        return new InputStream() {
-            long at;
-
-            @Override
-            public int read() {
-                return at < length ? (int) ((at++ * 31) & 0xff) : -1;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) {
-                if (at >= length) return -1;
-                int n = (int) Math.min(len, length - at);
-                for (int i = 0; i < n; i++) b[off + i] = (byte) ((at++ * 31) & 0xff);
-                return n;
-            }
-        };
-    }
-
     @Test
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void aBlobFarLargerThanTheHeapStreamsThroughAStoreInA64MiBJvm() throws Exception {
@@ -263,37 +242,6 @@ class PostgresBlobStoreTest {
             System.out.println("ROUND TRIP OK: " + LARGE + " bytes through a " + heap / (1024 * 1024)
                     + " MiB heap; peak heap used " + peak.end() / (1024 * 1024) + " MiB");
             pool.close();
-        }
-    }
-
-    /** Samples used heap every few milliseconds; the peak is what a report can quote (GC makes it approximate). */
-    static final class PeakHeap extends Thread {
-        private volatile boolean running = true;
-        private long peak;
-
-        static PeakHeap begin() {
-            PeakHeap p = new PeakHeap();
-            p.setDaemon(true);
-            p.start();
-            return p;
-        }
-
-        @Override
-        public void run() {
-            while (running) {
-                peak = Math.max(peak, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
-                try {
-                    Thread.sleep(5);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }
-
-        long end() throws InterruptedException {
-            running = false;
-            join();
-            return peak;
         }
     }
 }
