@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.host.BackfillDefinition.ProjectionWrite;
 import syncular.jakarta.host.BackfillDefinition.SourceRow;
@@ -69,13 +71,16 @@ public final class BackfillRunner {
     private final BackfillPacer pacer;
     /** The ordinary push path, run on each batch's own transaction; backfills run no host validators. */
     private final PushProcessor processor;
+    private final ServerEvents events;
 
     /**
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
-     * how long a batch may hold its push lock ({@link BackfillPacer}).
+     * how long a batch may hold its push lock ({@link BackfillPacer}); {@code events}: a {@code backfill.batch}
+     * event per batch written (issue 20).
      */
     public BackfillRunner(ServerStorage storage, Supplier<CompiledSchema> schema, Declarations declarations,
-                          Clock clock, int maxBatchSize, long maxPushWaitMs) {
+                          Clock clock, int maxBatchSize, long maxPushWaitMs, ServerEvents events) {
+        this.events = events;
         this.pacer = new BackfillPacer(maxBatchSize, maxPushWaitMs);
         this.storage = storage;
         this.schema = schema;
@@ -144,7 +149,10 @@ public final class BackfillRunner {
         for (PendingCheckpoint p : storage.pendingCheckpoints(declarations.runningVersion(), declarations.names())) {
             BackfillDefinition def = declarations.definition(p.name()).orElseThrow();
             try {
+                long started = System.nanoTime();
                 Batch b = runBatch(p.partition(), def);
+                long batchMs = (System.nanoTime() - started) / 1_000_000;
+                boolean activatedNow = false;
                 if (b.kind() == Batch.Kind.SKIPPED) skipped++;
                 if (b.kind() == Batch.Kind.WROTE) batches++;
                 if (b.commitSeq() > 0) {
@@ -154,10 +162,17 @@ public final class BackfillRunner {
                 // activate as soon as a pass ends; STALE/UNVERIFIABLE are re-derived by the next batch
                 if (b.kind() == Batch.Kind.READY || (b.kind() == Batch.Kind.WROTE && b.passExhausted())) {
                     switch (activate(p.partition(), def)) {
-                        case ACTIVATED -> activated++;
+                        case ACTIVATED -> {
+                            activated++;
+                            activatedNow = true;
+                        }
                         case STALE -> stale++;
                         case UNVERIFIABLE -> unverifiable++;
                     }
+                }
+                if (b.kind() == Batch.Kind.WROTE || activatedNow) {
+                    events.emit(new ServerEvent.BackfillBatch(clock.nowMs(), p.partition(), p.name(), b.sourceRows(),
+                            batchMs, b.writes(), activatedNow));
                 }
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "backfill batch of " + p.name() + " in partition "

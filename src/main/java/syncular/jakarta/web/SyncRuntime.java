@@ -12,11 +12,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import syncular.jakarta.events.EventBus;
+import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.CommitValidator;
 import syncular.jakarta.host.RowValidator;
+import syncular.jakarta.host.Credentials;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.host.ScopeResolver;
@@ -24,6 +27,8 @@ import syncular.jakarta.migration.BackfillRunner;
 import syncular.jakarta.migration.Declarations;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
@@ -75,9 +80,12 @@ public class SyncRuntime {
     Instance<BackfillDefinition> backfillDefinitions;
     @Inject
     Readiness readiness;
+    @Inject
+    Telemetry telemetry;
 
     private volatile Parts parts;
     private boolean resumed;
+
     /** Kept across restarts with the same settings, so a conformance reset does not open a client each time. */
     private S3BlobStore s3Blobs;
 
@@ -109,6 +117,23 @@ public class SyncRuntime {
             LOG.log(Level.INFO, "Syncular blobs are stored in {0}", s3.get());
         }
         return s3Blobs;
+    }
+
+    /** This node's event bus: the ring, the live tails and the metrics read it. */
+    public EventBus events() { return telemetry.events(); }
+
+    /**
+     * Authenticates a request or socket through the running authenticator; a refusal is an {@code auth.failed}
+     * event (for the console's "what is failing") and the {@link SyncException} the caller answers with.
+     */
+    public Identity authenticate(Parts running, Credentials credentials, String transport) {
+        try {
+            return running.authenticator().authenticate(credentials)
+                    .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
+        } catch (SyncException e) {
+            telemetry.events().emit(new ServerEvent.AuthFailed(running.clock().nowMs(), "", transport, e.code().wire()));
+            throw e;
+        }
     }
 
     @PreDestroy
@@ -157,12 +182,12 @@ public class SyncRuntime {
         Optional<SignedUrls> signedUrls = override.isPresent() ? override.get().signedUrls() : signedUrls(config);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
-                        settings), signedUrls), validation(), leases, blobs);
+                        settings), signedUrls), validation(), leases, blobs, telemetry.events());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
                 declarations,
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
-                        config.backfill().maxPushWaitMs()), leases, blobs,
+                        config.backfill().maxPushWaitMs(), telemetry.events()), leases, blobs,
                 new BlobUpload(storage, blobs, clock, config.blobs().maxBytes()),
                 new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current));
         parts = started;
