@@ -5,29 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class EventMetricsTest {
-    /** name{labels} value, the Prometheus text exposition's sample line. */
-    static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (\\S+)$");
-
-    /** Parses every sample of a scrape, failing on any line that is neither a sample, a comment nor blank. */
-    static Map<String, Double> parse(String text) {
-        Map<String, Double> samples = new HashMap<>();
-        for (String line : text.split("\n")) {
-            if (line.isBlank() || line.startsWith("# HELP ") || line.startsWith("# TYPE ")) continue;
-            Matcher m = SAMPLE.matcher(line);
-            assertTrue(m.matches(), () -> "not Prometheus text: " + line);
-            samples.put(m.group(1) + (m.group(2) == null ? "" : m.group(2)), Double.parseDouble(m.group(3)));
-        }
-        return samples;
-    }
-
     @Test
     void pushesRequestsAndSocketsAreCountedByOutcomeAndRenderAsPrometheusText() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -44,7 +26,7 @@ class EventMetricsTest {
         bus.emit(new ServerEvent.AuthFailed(9, "", "socket", "sync.auth_required"));
         bus.emit(new ServerEvent.BackfillBatch(9, "p", "cp", 500, 40, 500, false));
 
-        Map<String, Double> s = parse(registry.scrape());
+        Map<String, Double> s = PrometheusText.parse(registry.scrape());
         assertEquals(3.0, s.get("syncular_pushes_total{outcome=\"applied\"}"));
         assertEquals(1.0, s.get("syncular_pushes_total{outcome=\"replayed\"}"));
         assertEquals(1.0, s.get("syncular_pushes_total{outcome=\"conflicted\"}"));
