@@ -254,6 +254,29 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
     }
 
+    /** This node's open sockets of one client. */
+    public int socketsOf(String partition, String clientId) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) return 0;
+        return (int) sessions.stream().filter(s -> s.clientId().equals(clientId)).count();
+    }
+
+    /**
+     * An operator disconnects a client (issue 20): this node's sockets of it are closed 1012, so the client
+     * reconnects and re-authenticates as after a restart. Answers how many were closed.
+     */
+    public int disconnect(String partition, String clientId) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) return 0;
+        int closed = 0;
+        for (RealtimeSession s : List.copyOf(sessions)) {
+            if (!s.clientId().equals(clientId)) continue;
+            s.close(RealtimeSession.SERVICE_RESTART, "disconnected by an operator");
+            closed++;
+        }
+        return closed;
+    }
+
     /** Closes every socket and forgets all presence (conformance reset, shutdown). */
     public void closeAll(int code, String reason) {
         for (Set<RealtimeSession> sessions : byPartition.values()) {

@@ -26,7 +26,9 @@ import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.migration.BackfillRunner;
 import syncular.jakarta.migration.Declarations;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.AuditLog;
 import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.postgres.PostgresAuditLog;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -94,7 +96,7 @@ public class SyncRuntime {
                         Authenticator authenticator, ScopeResolver resolver, Clock clock, DataSource dataSource,
                         TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload,
                         Declarations declarations, BackfillRunner backfill, Leases leases, BlobStore blobs,
-                        BlobUpload blobUpload, BlobDownload blobDownload) { }
+                        BlobUpload blobUpload, BlobDownload blobDownload, AuditLog audit) { }
 
     /** The readiness check that is DOWN while the serve gate refuses this process (RFC 0007, issue 7). */
     static final String CHECK_SERVE_GATE = "serve-gate";
@@ -179,6 +181,8 @@ public class SyncRuntime {
         Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
         BlobStore blobs = blobStore(config, ds);
+        PostgresAuditLog audit = new PostgresAuditLog(ds);
+        audit.install();
         Optional<SignedUrls> signedUrls = override.isPresent() ? override.get().signedUrls() : signedUrls(config);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
@@ -189,7 +193,7 @@ public class SyncRuntime {
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
                         config.backfill().maxPushWaitMs(), telemetry.events()), leases, blobs,
                 new BlobUpload(storage, blobs, clock, config.blobs().maxBytes()),
-                new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current));
+                new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current), audit);
         parts = started;
         refreshServeGate();
         return started;

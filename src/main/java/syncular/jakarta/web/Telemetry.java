@@ -5,6 +5,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import syncular.jakarta.events.EventBus;
 import syncular.jakarta.events.EventMetrics;
+import syncular.jakarta.events.RateWindow;
 
 /**
  * This node's events and metrics (issue 20), for the application's whole life: the console's ring and live tails
@@ -18,10 +19,15 @@ public class Telemetry {
 
     private final EventBus events = new EventBus(EVENT_RING_SIZE);
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final RateWindow rates = new RateWindow();
 
     public Telemetry() {
         events.listen(new EventMetrics(meters));
+        events.listen(rates);
     }
+
+    /** The console's per-second request and push counts. */
+    public RateWindow rates() { return rates; }
 
     public EventBus events() { return events; }
 
