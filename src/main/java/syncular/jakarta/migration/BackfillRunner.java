@@ -140,13 +140,28 @@ public final class BackfillRunner {
      * One batch of each pending checkpoint this process declares, then an activation attempt where the batch
      * finished its pass. A failure of one checkpoint is logged and does not starve the others.
      */
-    public Tick tick() {
+    public Tick tick() { return tick(p -> true, false); }
+
+    /**
+     * An operator's retry (issue 20): one batch of {@code name} in {@code partition} now, and its activation if the
+     * pass ends, instead of at the timer's next tick; a failure reaches the caller instead of the log. Empty when
+     * this process does not declare such a pending checkpoint.
+     */
+    public Optional<Tick> retry(String partition, String name) {
+        boolean pending = storage.pendingCheckpoints(declarations.runningVersion(), declarations.names()).stream()
+                .anyMatch(p -> p.partition().equals(partition) && p.name().equals(name));
+        if (!pending) return Optional.empty();
+        return Optional.of(tick(p -> p.partition().equals(partition) && p.name().equals(name), true));
+    }
+
+    private Tick tick(java.util.function.Predicate<PendingCheckpoint> which, boolean rethrow) {
         int batches = 0;
         int skipped = 0;
         int activated = 0;
         int stale = 0;
         int unverifiable = 0;
         for (PendingCheckpoint p : storage.pendingCheckpoints(declarations.runningVersion(), declarations.names())) {
+            if (!which.test(p)) continue;
             BackfillDefinition def = declarations.definition(p.name()).orElseThrow();
             try {
                 long started = System.nanoTime();
@@ -175,6 +190,7 @@ public final class BackfillRunner {
                             batchMs, b.writes(), activatedNow));
                 }
             } catch (RuntimeException e) {
+                if (rethrow) throw e;
                 LOG.log(System.Logger.Level.WARNING, "backfill batch of " + p.name() + " in partition "
                         + p.partition() + " failed and rolled back; the next tick retries it", e);
             }

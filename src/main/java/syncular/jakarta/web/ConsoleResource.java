@@ -366,6 +366,51 @@ public class ConsoleResource {
                 realtime.runningHub().map(h -> h.disconnect(partition, clientId)).orElse(0)));
     }
 
+    /**
+     * Pauses an RFC 0007 backfill on every node (a paused checkpoint is not claimed: no batch, no activation).
+     * Serving is unchanged: processes that wait for this checkpoint keep refusing until it activates.
+     */
+    @POST
+    @Path("partitions/{partition}/checkpoints/{name}/pause")
+    public Response pauseBackfill(@PathParam("partition") String partition, @PathParam("name") String name,
+                                  @Context SecurityContext security, @Context HttpHeaders headers) {
+        return act(security, headers, "pause-backfill", partition, name, parts -> {
+            pending(parts.storage().setCheckpointPaused(partition, name, parts.clock().nowMs()), partition, name);
+            return Map.of("paused", true);
+        });
+    }
+
+    @POST
+    @Path("partitions/{partition}/checkpoints/{name}/resume")
+    public Response resumeBackfill(@PathParam("partition") String partition, @PathParam("name") String name,
+                                   @Context SecurityContext security, @Context HttpHeaders headers) {
+        return act(security, headers, "resume-backfill", partition, name, parts -> {
+            pending(parts.storage().setCheckpointPaused(partition, name, null), partition, name);
+            return Map.of("paused", false);
+        });
+    }
+
+    /** One batch of the backfill now on this node (and its activation if the pass ends); a failure is answered. */
+    @POST
+    @Path("partitions/{partition}/checkpoints/{name}/retry")
+    public Response retryBackfill(@PathParam("partition") String partition, @PathParam("name") String name,
+                                  @Context SecurityContext security, @Context HttpHeaders headers) {
+        return act(security, headers, "retry-backfill", partition, name, parts -> {
+            syncular.jakarta.migration.BackfillRunner.Tick t = parts.backfill().retry(partition, name)
+                    .orElseThrow(() -> new SyncException(ErrorCode.SYNC_NOT_FOUND, "this node declares no pending "
+                            + "checkpoint " + name + " in partition " + partition));
+            return Map.of("batches", t.batches(), "skipped", t.skipped(), "activated", t.activated(),
+                    "stale", t.stale(), "unverifiable", t.unverifiable());
+        });
+    }
+
+    private static void pending(boolean found, String partition, String name) {
+        if (!found) {
+            throw new SyncException(ErrorCode.SYNC_NOT_FOUND, "no pending checkpoint " + name + " in partition "
+                    + partition + " (unknown, or already activated)");
+        }
+    }
+
     private interface Action {
         Map<String, Object> run(SyncRuntime.Parts parts);
     }

@@ -181,6 +181,20 @@ class ConsoleIT extends DatabaseIsolation {
     }
 
     @Test
+    void aBackfillActionOnACheckpointThatIsNotPendingIs404AndAuditedAsFailed() throws Exception {
+        String token = csrfToken();
+        for (String action : List.of("pause", "resume", "retry")) {
+            HttpResponse<String> r = post("partitions/default/checkpoints/nosuch/" + action, token, token, null);
+            assertEquals(404, r.statusCode(), r.body());
+            assertEquals("sync.not_found", ((Map<?, ?>) Json.parse(r.body())).get("code"));
+        }
+        Map<?, ?> newest = list(get("audit").get("actions")).get(0);
+        assertEquals(List.of("retry-backfill", "nosuch", "failed"), List.of(newest.get("action"), newest.get("target"),
+                newest.get("outcome")));
+        assertTrue(((String) newest.get("detail")).startsWith("sync.not_found"), newest::toString);
+    }
+
+    @Test
     void anOperatorPrunesAPartitionAndDisconnectsAClientAndBothAreAudited() throws Exception {
         SyncTestClient writer = new SyncTestClient(base.toURI(), "con-pruner", "L-prune");
         // more commits than the retained minimum (1,000, the SPEC §4.6 floor), then every client catches up

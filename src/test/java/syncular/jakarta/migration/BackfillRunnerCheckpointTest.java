@@ -197,6 +197,21 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
+    void aPausedBackfillWritesNothingUntilResumedAndARetryRunsOneBatchNow() throws Exception {
+        BackfillRunner runner = migrate(10);
+        assertTrue(storage.setCheckpointPaused(partition, NAME, 1L));
+        assertEquals(0, runner.tick().batches());
+        assertEquals(0, runner.retry(partition, NAME).orElseThrow().batches(), "a retry does not bypass a pause");
+        assertEquals(List.of(), backfillCommitIds());
+        assertEquals(CheckpointState.DECLARED, checkpoint().state(), "not even claimed");
+        assertTrue(storage.setCheckpointPaused(partition, NAME, null));
+        assertEquals(1, runner.retry(partition, NAME).orElseThrow().batches());
+        assertEquals(List.of("1:1:0/"), backfillCommitIds());
+        assertTrue(runner.retry(partition, "not-declared").isEmpty());
+        assertTrue(runner.retry("another-partition", NAME).isEmpty());
+    }
+
+    @Test
     void aProcessThatDoesNotDeclareIsBarredUntilActivationAndAnOldWriterIsFenced() throws Exception {
         // before the migration the old writer appends, and raw JDBC without writer_version too
         rawAppend(partition, 90_000, true);
