@@ -77,6 +77,8 @@ class OperatorEventsIT extends DatabaseIsolation {
         assertEquals(4.0, delta(before, after, "syncular_requests_seconds_count{outcome=\"ok\",transport=\"http\"}"));
         assertEquals(4.0, delta(before, after, "syncular_pulls_total"));
         assertEquals(1.0, after.get("syncular_ready"));
+        assertTrue(delta(before, after, "syncular_pool_wait_seconds_count") >= 4, "each request checked a "
+                + "connection out of the container's pool, timed");
     }
 
     @Test
