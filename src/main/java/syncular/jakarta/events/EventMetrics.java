@@ -15,7 +15,16 @@ import java.util.function.Consumer;
 public final class EventMetrics implements Consumer<EventRing.Sequenced> {
     private final MeterRegistry registry;
 
-    public EventMetrics(MeterRegistry registry) { this.registry = registry; }
+    /** The last batch's lag of each checkpoint still backfilling on this node. */
+    private final java.util.Map<String, Long> backfillLag = new java.util.concurrent.ConcurrentHashMap<>();
+
+    public EventMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        io.micrometer.core.instrument.Gauge.builder("syncular.backfill.lag.commits", backfillLag,
+                        m -> m.values().stream().mapToLong(Long::longValue).max().orElse(0))
+                .description("commits the log head is above the watermark of the furthest-behind backfill, as of "
+                        + "its last batch on this node (0: none running)").register(registry);
+    }
 
     @Override
     public void accept(EventRing.Sequenced sequenced) {
@@ -60,6 +69,9 @@ public final class EventMetrics implements Consumer<EventRing.Sequenced> {
         } else if (event instanceof ServerEvent.BackfillBatch e) {
             counter("syncular.backfill.rows", "rows projected by RFC 0007 backfills").increment(e.rows());
             timer("syncular.backfill.batches", "backfill batches").record(e.durationMs(), TimeUnit.MILLISECONDS);
+            String key = e.partition() + '\u0000' + e.checkpoint();
+            if (e.activated()) backfillLag.remove(key);
+            else backfillLag.put(key, e.lagCommits());
         } else if (event instanceof ServerEvent.PruneCompleted e) {
             counter("syncular.prunes", "retention prunes that moved a horizon").increment();
             counter("syncular.pruned.commits", "commits removed by retention").increment(e.removedCommits());

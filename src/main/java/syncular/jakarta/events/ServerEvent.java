@@ -178,16 +178,21 @@ public sealed interface ServerEvent {
         }
     }
 
-    /** One backfill batch of an RFC 0007 checkpoint projected {@code rows} rows. */
-    record BackfillBatch(long atMs, String partition, String checkpoint, long rows, long durationMs,
-                         long observedRows, boolean activated) implements ServerEvent {
+    /**
+     * One backfill batch of an RFC 0007 checkpoint: {@code rows} source rows read, {@code writes} projection writes,
+     * {@code lagCommits} how far the log head was above the pass's watermark when the batch committed (what the
+     * catch-up still has to cover), and whether the checkpoint activated with it.
+     */
+    record BackfillBatch(long atMs, String partition, String checkpoint, long rows, long writes, long durationMs,
+                         long lagCommits, boolean activated) implements ServerEvent {
         public String type() { return "backfill.batch"; }
 
         public void details(Map<String, Object> m) {
             m.put("checkpoint", checkpoint);
             m.put("rows", rows);
+            m.put("writes", writes);
             m.put("durationMs", durationMs);
-            m.put("observedRows", observedRows);
+            m.put("lagCommits", lagCommits);
             m.put("activated", activated);
         }
     }

@@ -187,7 +187,8 @@ public final class BackfillRunner {
                 }
                 if (b.kind() == Batch.Kind.WROTE || activatedNow) {
                     events.emit(new ServerEvent.BackfillBatch(clock.nowMs(), p.partition(), p.name(), b.sourceRows(),
-                            batchMs, b.writes(), activatedNow));
+                            b.writes(), batchMs, b.commitSeq() > 0 ? Math.max(0, b.commitSeq() - b.watermark()) : 0,
+                            activatedNow));
                 }
             } catch (RuntimeException e) {
                 if (rethrow) throw e;

@@ -24,7 +24,8 @@ class EventMetricsTest {
         bus.emit(new ServerEvent.RequestHandled(9, "p", "a", "c", "http", 2, 10, 0, "rejected", "sync.auth_required",
                 0, false));
         bus.emit(new ServerEvent.AuthFailed(9, "", "socket", "sync.auth_required"));
-        bus.emit(new ServerEvent.BackfillBatch(9, "p", "cp", 500, 40, 500, false));
+        bus.emit(new ServerEvent.BackfillBatch(9, "p", "cp", 500, 500, 40, 7, false));
+        bus.emit(new ServerEvent.BackfillBatch(9, "q", "cp", 20, 20, 40, 3, false));
 
         Map<String, Double> s = PrometheusText.parse(registry.scrape());
         assertEquals(3.0, s.get("syncular_pushes_total{outcome=\"applied\"}"));
@@ -34,7 +35,11 @@ class EventMetricsTest {
         assertEquals(1.0, s.get("syncular_requests_seconds_count{outcome=\"rejected\",transport=\"http\"}"));
         assertEquals(110.0, s.get("syncular_request_bytes_in_total{transport=\"http\"}"));
         assertEquals(1.0, s.get("syncular_auth_failures_total{transport=\"socket\"}"));
-        assertEquals(500.0, s.get("syncular_backfill_rows_total"));
+        assertEquals(520.0, s.get("syncular_backfill_rows_total"));
+        assertEquals(7.0, s.get("syncular_backfill_lag_commits"), "the furthest-behind backfill");
+        bus.emit(new ServerEvent.BackfillBatch(9, "p", "cp", 0, 0, 1, 0, true));
+        assertEquals(3.0, PrometheusText.parse(registry.scrape()).get("syncular_backfill_lag_commits"),
+                "an activated checkpoint leaves the gauge");
         // a histogram: the 12 ms request is in every bucket from 16 ms up, not in the 1 ms one
         assertTrue(s.keySet().stream().anyMatch(k -> k.startsWith("syncular_requests_seconds_bucket{")));
         List<String> buckets = s.keySet().stream().filter(k -> k.startsWith("syncular_requests_seconds_bucket{")
