@@ -1,7 +1,6 @@
 package syncular.jakarta.web;
 
 import jakarta.annotation.security.RolesAllowed;
-import jakarta.ejb.EJB;
 import jakarta.ejb.Stateless;
 import jakarta.ejb.TransactionAttribute;
 import jakarta.ejb.TransactionAttributeType;
@@ -49,7 +48,8 @@ import syncular.jakarta.wire.RowCodec;
 /**
  * The operator console's JSON API under {@code admin/console/} (issue 20): who is connected, who is behind, what is
  * failing, how far the log and the backfills are — and the actions an operator takes: prune a partition now, rotate
- * its log epoch, disconnect a client's sockets. Views read through JPA ({@link OperatorViews}); actions go through
+ * its log epoch, disconnect a client's sockets, pause, resume and retry a backfill. Views read through JPA
+ * ({@link OperatorViews}, over the storage's own DataSource); actions go through
  * the storage path, each audited (who, when, what, how it ended: {@code admin/console/audit} and an
  * {@code admin.action} event) and protected against CSRF by a double-submitted token: {@code GET session} sets it
  * as a SameSite cookie and answers it, and every action must send it back in {@code X-Syncular-CSRF}. The role is
@@ -76,8 +76,8 @@ public class ConsoleResource {
     RealtimeService realtime;
     @Inject
     Pruning pruning;
-    @EJB
-    OperatorViews views;
+    @Inject
+    ConsoleViews consoleViews;
 
     // ------------------------------------------------------------------ session
 
@@ -131,7 +131,7 @@ public class ConsoleResource {
         long now = parts.clock().nowMs();
         Retention policy = parts.config().retention().policy();
         List<Map<String, Object>> out = new ArrayList<>();
-        for (OperatorViews.PartitionFigures p : views.partitions(now - policy.activeWindowMs())) {
+        for (OperatorViews.PartitionFigures p : views().partitions(now - policy.activeWindowMs())) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("partition", p.partition());
             m.put("maxCommitSeq", p.maxCommitSeq());
@@ -155,10 +155,10 @@ public class ConsoleResource {
     @Path("partitions/{partition}/clients")
     public Response clients(@PathParam("partition") String partition, @QueryParam("limit") Integer limit) {
         SyncRuntime.Parts parts = parts();
-        long head = views.partition(partition).orElseThrow(() -> unknownPartition(partition)).maxCommitSeq();
+        long head = views().partition(partition).orElseThrow(() -> unknownPartition(partition)).maxCommitSeq();
         Optional<RealtimeHub> hub = realtime.runningHub();
         List<Map<String, Object>> out = new ArrayList<>();
-        for (ClientEntry c : views.clients(partition, limit(limit, 200))) {
+        for (ClientEntry c : views().clients(partition, limit(limit, 200))) {
             out.add(client(c, head, hub.map(h -> h.socketsOf(partition, c.clientId())).orElse(0)));
         }
         return json(Map.of("partition", partition, "maxCommitSeq", head, "clients", out,
@@ -169,8 +169,8 @@ public class ConsoleResource {
     @GET
     @Path("partitions/{partition}/clients/{clientId}")
     public Response client(@PathParam("partition") String partition, @PathParam("clientId") String clientId) {
-        long head = views.partition(partition).orElseThrow(() -> unknownPartition(partition)).maxCommitSeq();
-        ClientEntry c = views.client(partition, clientId).orElseThrow(() -> new SyncException(ErrorCode.SYNC_NOT_FOUND,
+        long head = views().partition(partition).orElseThrow(() -> unknownPartition(partition)).maxCommitSeq();
+        ClientEntry c = views().client(partition, clientId).orElseThrow(() -> new SyncException(ErrorCode.SYNC_NOT_FOUND,
                 "no client " + clientId + " in partition " + partition));
         Map<String, Object> m = client(c, head, realtime.runningHub().map(h -> h.socketsOf(partition, clientId)).orElse(0));
         m.put("subscriptions", Json.parse(c.subscriptions()));
@@ -200,9 +200,9 @@ public class ConsoleResource {
     @Path("partitions/{partition}/commits")
     public Response commits(@PathParam("partition") String partition, @QueryParam("before") Long before,
                             @QueryParam("limit") Integer limit) {
-        views.partition(partition).orElseThrow(() -> unknownPartition(partition));
+        views().partition(partition).orElseThrow(() -> unknownPartition(partition));
         List<Map<String, Object>> out = new ArrayList<>();
-        for (OperatorViews.CommitSummary s : views.commits(partition, before == null ? Long.MAX_VALUE : before,
+        for (OperatorViews.CommitSummary s : views().commits(partition, before == null ? Long.MAX_VALUE : before,
                 limit(limit, 50))) {
             Map<String, Object> m = commit(s.commit());
             m.put("changesByTable", s.changesByTable());
@@ -215,12 +215,12 @@ public class ConsoleResource {
     @GET
     @Path("partitions/{partition}/commits/{commitSeq}")
     public Response commit(@PathParam("partition") String partition, @PathParam("commitSeq") long commitSeq) {
-        CommitEntry c = views.commit(partition, commitSeq).orElseThrow(() -> new SyncException(
+        CommitEntry c = views().commit(partition, commitSeq).orElseThrow(() -> new SyncException(
                 ErrorCode.SYNC_NOT_FOUND, "no commit " + commitSeq + " in partition " + partition
                 + " (never made, or pruned)"));
         Map<String, Object> m = commit(c);
         List<Map<String, Object>> changes = new ArrayList<>();
-        for (ChangeEntry ch : views.changes(partition, commitSeq, 500)) changes.add(change(ch));
+        for (ChangeEntry ch : views().changes(partition, commitSeq, 500)) changes.add(change(ch));
         m.put("changes", changes);
         return json(m).build();
     }
@@ -257,7 +257,7 @@ public class ConsoleResource {
                 "the running schema has no table " + table));
         Optional<StoredRow> row = parts.storage().inTransaction(partition, tx -> tx.getRow(table, rowId));
         List<Map<String, Object>> history = new ArrayList<>();
-        for (ChangeEntry ch : views.rowHistory(partition, table, rowId, 20)) history.add(change(ch));
+        for (ChangeEntry ch : views().rowHistory(partition, table, rowId, 20)) history.add(change(ch));
         if (row.isEmpty() && history.isEmpty()) {
             throw new SyncException(ErrorCode.SYNC_NOT_FOUND, "no row " + rowId + " in " + table + " of " + partition);
         }
@@ -270,8 +270,8 @@ public class ConsoleResource {
             m.put("version", r.serverVersion());
             m.put("values", values(schema, r.payload()));
         });
-        m.put("scopes", views.rowScopes(partition, table, rowId));
-        m.put("blobs", views.rowBlobs(partition, table, rowId));
+        m.put("scopes", views().rowScopes(partition, table, rowId));
+        m.put("blobs", views().rowBlobs(partition, table, rowId));
         m.put("history", history);
         return json(m).build();
     }
@@ -291,9 +291,9 @@ public class ConsoleResource {
     @GET
     @Path("partitions/{partition}/scopes")
     public Response scopes(@PathParam("partition") String partition, @QueryParam("limit") Integer limit) {
-        views.partition(partition).orElseThrow(() -> unknownPartition(partition));
+        views().partition(partition).orElseThrow(() -> unknownPartition(partition));
         List<Map<String, Object>> out = new ArrayList<>();
-        for (OperatorViews.ScopeActivity a : views.scopeActivity(partition, limit(limit, 100))) {
+        for (OperatorViews.ScopeActivity a : views().scopeActivity(partition, limit(limit, 100))) {
             out.add(Map.of("table", a.table(), "variable", a.variable(), "value", a.value(), "commits", a.commits(),
                     "lastCommitSeq", a.lastCommitSeq()));
         }
@@ -316,7 +316,7 @@ public class ConsoleResource {
     @Path("audit")
     public Response audit(@QueryParam("limit") Integer limit) {
         List<Map<String, Object>> out = new ArrayList<>();
-        for (AuditEntry a : views.audit(limit(limit, 100))) {
+        for (AuditEntry a : views().audit(limit(limit, 100))) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("atMs", a.atMs());
             m.put("operator", a.operator());
@@ -338,7 +338,7 @@ public class ConsoleResource {
     public Response prune(@PathParam("partition") String partition, @Context SecurityContext security,
                           @Context HttpHeaders headers) {
         return act(security, headers, "prune", partition, partition, parts -> {
-            views.partition(partition).orElseThrow(() -> unknownPartition(partition));
+            views().partition(partition).orElseThrow(() -> unknownPartition(partition));
             CommitPruneResult r = pruning.prune(parts, parts.config().retention().policy(), partition, "operator");
             return Map.of("previousHorizonSeq", r.previousHorizonSeq(), "horizonSeq", r.horizonSeq(),
                     "removedCommits", r.removedCommits());
@@ -472,6 +472,8 @@ public class ConsoleResource {
     private static SyncException csrf(String message) {
         return new SyncException(ErrorCode.SYNC_FORBIDDEN, message, "{\"reason\":\"csrf\"}");
     }
+
+    private OperatorViews views() { return consoleViews.views(); }
 
     private SyncRuntime.Parts parts() {
         return runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
