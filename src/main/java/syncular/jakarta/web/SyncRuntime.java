@@ -31,6 +31,7 @@ import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.postgres.PostgresBlobStore;
 import syncular.jakarta.storage.s3.S3BlobStore;
+import syncular.jakarta.storage.s3.S3Settings;
 import syncular.jakarta.sync.BlobDownload;
 import syncular.jakarta.sync.BlobUpload;
 import syncular.jakarta.storage.postgres.PostgresLeaseStore;
@@ -97,7 +98,7 @@ public class SyncRuntime {
      * does not: the first upload or download fails instead.
      */
     private BlobStore blobStore(SyncularConfig config, DataSource ds) {
-        Optional<S3BlobStore.Settings> s3 = config.blobs().s3();
+        Optional<S3Settings> s3 = config.blobs().s3();
         if (s3.isEmpty()) {
             PostgresBlobStore blobs = new PostgresBlobStore(ds);
             blobs.install();

@@ -10,7 +10,7 @@ import org.eclipse.microprofile.config.Config;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
-import syncular.jakarta.storage.s3.S3BlobStore;
+import syncular.jakarta.storage.s3.S3Settings;
 import syncular.jakarta.sync.DeclaredReferences;
 import syncular.jakarta.sync.PartitionAdmission;
 import syncular.jakarta.sync.Retention;
@@ -70,7 +70,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * is the SDK's default credential chain). {@code s3} is empty for the PostgreSQL store.
      */
     public record BlobSettings(long maxBytes, boolean sweepEnabled, long sweepIntervalMs, long sweepGraceMs,
-                               Optional<S3BlobStore.Settings> s3) { }
+                               Optional<S3Settings> s3) { }
 
     /**
      * {@code syncular.images.*} (SPEC §5.3): {@code enabled} (default true) serves a whole-table SQLite image to a
@@ -255,7 +255,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                     + "uploads whose referencing push is still on its way (SPEC §5.9.2)");
         }
         String store = text(config, "syncular.blobs.store").orElse("postgres");
-        Optional<S3BlobStore.Settings> s3 = switch (store) {
+        Optional<S3Settings> s3 = switch (store) {
             case "postgres" -> Optional.empty();
             case "s3" -> Optional.of(s3(config));
             default -> throw new ConfigException("syncular.blobs.store must be postgres or s3");
@@ -263,7 +263,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         return new BlobSettings(maxBytes, sweep, interval, grace, s3);
     }
 
-    private static S3BlobStore.Settings s3(Config config) {
+    private static S3Settings s3(Config config) {
         String bucket = text(config, "syncular.blobs.s3.bucket").orElseThrow(() -> new ConfigException(
                 "syncular.blobs.s3.bucket is required when syncular.blobs.store is s3"));
         if (!bucket.matches("[a-z0-9][a-z0-9.\\-]{1,61}[a-z0-9]")) {
@@ -287,7 +287,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
             throw new ConfigException("syncular.blobs.s3.access-key and syncular.blobs.s3.secret-key go together: "
                     + "set both, or neither for the SDK's default credential chain");
         }
-        return new S3BlobStore.Settings(bucket, prefix, endpoint, region, pathStyle, accessKey, secretKey);
+        return new S3Settings(bucket, prefix, endpoint, region, pathStyle, accessKey, secretKey);
     }
 
     private static ImageSettings images(Config config) {

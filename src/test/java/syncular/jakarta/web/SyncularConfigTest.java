@@ -214,8 +214,8 @@ class SyncularConfigTest {
         assertTrue(SyncularConfig.from(config(DB)).blobs().s3().isEmpty(), "PostgreSQL is the embedded default");
         Map<String, String> s3 = with("syncular.blobs.store", "s3");
         s3.put("syncular.blobs.s3.bucket", "media-bucket");
-        syncular.jakarta.storage.s3.S3BlobStore.Settings d = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
-        assertEquals(new syncular.jakarta.storage.s3.S3BlobStore.Settings("media-bucket", "syncular", Optional.empty(),
+        syncular.jakarta.storage.s3.S3Settings d = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
+        assertEquals(new syncular.jakarta.storage.s3.S3Settings("media-bucket", "syncular", Optional.empty(),
                 "us-east-1", false, Optional.empty(), Optional.empty()), d, "AWS, the default credential chain");
 
         s3.put("syncular.blobs.s3.endpoint", "http://127.0.0.1:9000");
@@ -224,8 +224,8 @@ class SyncularConfigTest {
         s3.put("syncular.blobs.s3.prefix", "");
         s3.put("syncular.blobs.s3.access-key", "AKIA1");
         s3.put("syncular.blobs.s3.secret-key", "s3cr3t");
-        syncular.jakarta.storage.s3.S3BlobStore.Settings all = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
-        assertEquals(new syncular.jakarta.storage.s3.S3BlobStore.Settings("media-bucket", "",
+        syncular.jakarta.storage.s3.S3Settings all = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
+        assertEquals(new syncular.jakarta.storage.s3.S3Settings("media-bucket", "",
                 Optional.of(java.net.URI.create("http://127.0.0.1:9000")), "eu-central-1", true, Optional.of("AKIA1"),
                 Optional.of("s3cr3t")), all);
         assertFalse(all.toString().contains("s3cr3t"), "settings never print the secret key");
