@@ -33,7 +33,9 @@ public abstract class SegmentStoreContractTest {
     /** Replaces a segment's stored bytes with the single byte 0, behind the store's back. */
     protected abstract void overwriteStoredBytes(String segmentId) throws Exception;
 
-    protected static String partition(String label) { return label + "-" + UUID.randomUUID().toString().substring(0, 8); }
+    protected static String partition(String label) {
+        return label + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
 
     protected static SegmentStore.Key key(String partition, String epoch, String digest, String rowCursor) {
         return new SegmentStore.Key(partition, epoch, "tasks", 1, 1, digest, 10, rowCursor, null);
