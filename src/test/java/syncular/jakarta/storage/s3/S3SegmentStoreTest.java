@@ -34,6 +34,7 @@ class S3SegmentStoreTest extends SegmentStoreContractTest {
     private static final String PREFIX = S3ProxySupport.prefix("segments");
     private static S3SegmentStore store;
     private static S3Client raw;
+    private static final List<S3SegmentStore> opened = new java.util.ArrayList<>();
 
     @BeforeAll
     static void open() {
@@ -44,6 +45,7 @@ class S3SegmentStoreTest extends SegmentStoreContractTest {
     @AfterAll
     static void close() {
         store.close();
+        opened.forEach(S3SegmentStore::close);
         raw.close();
     }
 
@@ -52,7 +54,10 @@ class S3SegmentStoreTest extends SegmentStoreContractTest {
 
     @Override
     protected SegmentStore cachedStore(long cacheBytes) {
-        return S3SegmentStore.open(S3ProxySupport.settings(S3ProxySupport.endpoint(), PREFIX), cacheBytes);
+        S3SegmentStore cached = S3SegmentStore.open(S3ProxySupport.settings(S3ProxySupport.endpoint(), PREFIX),
+                cacheBytes);
+        opened.add(cached);
+        return cached;
     }
 
     @Override
