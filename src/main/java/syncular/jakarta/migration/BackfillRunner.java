@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.host.BackfillDefinition.ProjectionWrite;
 import syncular.jakarta.host.BackfillDefinition.SourceRow;
@@ -69,13 +71,16 @@ public final class BackfillRunner {
     private final BackfillPacer pacer;
     /** The ordinary push path, run on each batch's own transaction; backfills run no host validators. */
     private final PushProcessor processor;
+    private final ServerEvents events;
 
     /**
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
-     * how long a batch may hold its push lock ({@link BackfillPacer}).
+     * how long a batch may hold its push lock ({@link BackfillPacer}); {@code events}: a {@code backfill.batch}
+     * event per batch written (issue 20).
      */
     public BackfillRunner(ServerStorage storage, Supplier<CompiledSchema> schema, Declarations declarations,
-                          Clock clock, int maxBatchSize, long maxPushWaitMs) {
+                          Clock clock, int maxBatchSize, long maxPushWaitMs, ServerEvents events) {
+        this.events = events;
         this.pacer = new BackfillPacer(maxBatchSize, maxPushWaitMs);
         this.storage = storage;
         this.schema = schema;
@@ -135,16 +140,34 @@ public final class BackfillRunner {
      * One batch of each pending checkpoint this process declares, then an activation attempt where the batch
      * finished its pass. A failure of one checkpoint is logged and does not starve the others.
      */
-    public Tick tick() {
+    public Tick tick() { return tick(p -> true, false); }
+
+    /**
+     * An operator's retry (issue 20): one batch of {@code name} in {@code partition} now, and its activation if the
+     * pass ends, instead of at the timer's next tick; a failure reaches the caller instead of the log. Empty when
+     * this process does not declare such a pending checkpoint.
+     */
+    public Optional<Tick> retry(String partition, String name) {
+        boolean pending = storage.pendingCheckpoints(declarations.runningVersion(), declarations.names()).stream()
+                .anyMatch(p -> p.partition().equals(partition) && p.name().equals(name));
+        if (!pending) return Optional.empty();
+        return Optional.of(tick(p -> p.partition().equals(partition) && p.name().equals(name), true));
+    }
+
+    private Tick tick(java.util.function.Predicate<PendingCheckpoint> which, boolean rethrow) {
         int batches = 0;
         int skipped = 0;
         int activated = 0;
         int stale = 0;
         int unverifiable = 0;
         for (PendingCheckpoint p : storage.pendingCheckpoints(declarations.runningVersion(), declarations.names())) {
+            if (!which.test(p)) continue;
             BackfillDefinition def = declarations.definition(p.name()).orElseThrow();
             try {
+                long started = System.nanoTime();
                 Batch b = runBatch(p.partition(), def);
+                long batchMs = (System.nanoTime() - started) / 1_000_000;
+                boolean activatedNow = false;
                 if (b.kind() == Batch.Kind.SKIPPED) skipped++;
                 if (b.kind() == Batch.Kind.WROTE) batches++;
                 if (b.commitSeq() > 0) {
@@ -154,12 +177,20 @@ public final class BackfillRunner {
                 // activate as soon as a pass ends; STALE/UNVERIFIABLE are re-derived by the next batch
                 if (b.kind() == Batch.Kind.READY || (b.kind() == Batch.Kind.WROTE && b.passExhausted())) {
                     switch (activate(p.partition(), def)) {
-                        case ACTIVATED -> activated++;
+                        case ACTIVATED -> {
+                            activated++;
+                            activatedNow = true;
+                        }
                         case STALE -> stale++;
                         case UNVERIFIABLE -> unverifiable++;
                     }
                 }
+                if (b.kind() == Batch.Kind.WROTE || activatedNow) {
+                    events.emit(new ServerEvent.BackfillBatch(clock.nowMs(), p.partition(), p.name(), b.sourceRows(),
+                            batchMs, b.writes(), activatedNow));
+                }
             } catch (RuntimeException e) {
+                if (rethrow) throw e;
                 LOG.log(System.Logger.Level.WARNING, "backfill batch of " + p.name() + " in partition "
                         + p.partition() + " failed and rolled back; the next tick retries it", e);
             }

@@ -37,6 +37,7 @@ public final class CheckpointReport {
             m.put("ownerEpoch", c.ownerEpoch());
             m.put("observedRows", c.observedRows());
             m.put("updatedAtMs", c.updatedAtMs());
+            m.put("pausedAtMs", c.pausedAtMs());
             Optional<BackfillDefinition> def = c.schemaVersion() == declarations.runningVersion()
                     ? declarations.definition(c.name()) : Optional.empty();
             m.put("declaredHere", def.isPresent());

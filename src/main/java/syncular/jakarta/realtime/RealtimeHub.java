@@ -17,6 +17,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
@@ -52,7 +54,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
     private static final System.Logger LOG = System.getLogger(RealtimeHub.class.getName());
     /** What the hub needs of the running server; replaced as a whole by a restart (conformance reset). */
     public record Context(ServerStorage storage, SyncHandler handler, CompiledSchema schema, ScopeResolver resolver,
-                          Clock clock, long maxRequestBytes) { }
+                          Clock clock, long maxRequestBytes, ServerEvents events) { }
 
     private final Supplier<Optional<Context>> context;
     private final CommitFeed feed;
@@ -99,6 +101,12 @@ public final class RealtimeHub implements CommitFeed.Listener {
     public int sessionCount() { return byPartition.values().stream().mapToInt(Set::size).sum(); }
 
     long maxRequestBytes() { return context().maxRequestBytes(); }
+
+    /** Open sockets on this node (the metrics' gauge). */
+    public int openSockets() { return connections.get(); }
+
+    /** Where socket events go (issue 20); nowhere while the server is not running. */
+    ServerEvents events() { return context.get().map(Context::events).orElse(ServerEvents.NONE); }
 
     private Context context() {
         return context.get().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
@@ -168,6 +176,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
         VarHandle.fullFence();   // the registration above is visible before this read (see announced)
         long after = announced.getOrDefault(partition, -1L);
         if (after > latest) session.missed(after, now);
+        ctx.events().emit(new ServerEvent.SocketOpened(now, partition, identity.actorId(), clientId, session.sessionId,
+                cursor, latest));
         return session;
     }
 
@@ -232,14 +242,39 @@ public final class RealtimeHub implements CommitFeed.Listener {
         return keys;
     }
 
-    void disconnect(RealtimeSession session) {
+    void disconnect(RealtimeSession session, int code, String reason) {
         Set<RealtimeSession> sessions = byPartition.get(session.partition());
         if (sessions == null || !sessions.remove(session)) return;
         release(actorKey(session.partition(), session.actorId()));
         long now = clockNow();
+        events().emit(new ServerEvent.SocketClosed(now, session.partition(), session.actorId(), session.clientId(),
+                session.sessionId, code, reason, tick() - session.openedTick()));
         synchronized (presenceLock) {
             for (String key : presence.keysOf(session.partition(), session)) leave(session, key, now);
         }
+    }
+
+    /** This node's open sockets of one client. */
+    public int socketsOf(String partition, String clientId) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) return 0;
+        return (int) sessions.stream().filter(s -> s.clientId().equals(clientId)).count();
+    }
+
+    /**
+     * An operator disconnects a client (issue 20): this node's sockets of it are closed 1012, so the client
+     * reconnects and re-authenticates as after a restart. Answers how many were closed.
+     */
+    public int disconnect(String partition, String clientId) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) return 0;
+        int closed = 0;
+        for (RealtimeSession s : List.copyOf(sessions)) {
+            if (!s.clientId().equals(clientId)) continue;
+            s.close(RealtimeSession.SERVICE_RESTART, "disconnected by an operator");
+            closed++;
+        }
+        return closed;
     }
 
     /** Closes every socket and forgets all presence (conformance reset, shutdown). */
@@ -270,15 +305,20 @@ public final class RealtimeHub implements CommitFeed.Listener {
             return;
         }
         int maxDelta = settings.maxDeltaBytes();
+        long started = System.nanoTime();
+        int reached = 0;
         // one filtering and encoding per distinct (wire, epoch, registrations), shared by the sessions that have it
         Map<RealtimeSession.DeltaKey, byte[]> encoded = new HashMap<>();
         for (RealtimeSession s : sessions) {
             try {
                 s.deliver(commit.get(), maxDelta, now, encoded);
+                reached++;
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "delivering commit " + commitSeq + " to a realtime session failed", e);
             }
         }
+        events().emit(new ServerEvent.FanoutCompleted(now, partition, commitSeq, reached,
+                (System.nanoTime() - started) / 1_000));
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.storage.ChangeOp;
 import syncular.jakarta.storage.ClientRecord;
@@ -78,6 +79,7 @@ public final class RealtimeSession {
     private long storedCursor;
     private long pendingAck = -1;
     private long lastAckWriteTick = Long.MIN_VALUE / 2;
+    private final long openedTick;
 
     RealtimeSession(RealtimeHub hub, Identity identity, String clientId, String logEpoch, int wireVersion, long cursor,
                     long latestSeq, List<Registration> registrations, Set<String> scopeKeys, SocketChannel channel,
@@ -96,7 +98,11 @@ public final class RealtimeSession {
         this.outbox = new Outbox(channel, settings.outboxMaxBytes(), settings.outboxMaxMessages());
         this.storedCursor = cursor;
         this.lastInboundTick = hub.tick();
+        this.openedTick = lastInboundTick;
     }
+
+    /** The hub's tick when the session attached (how long a closed socket lived). */
+    long openedTick() { return openedTick; }
 
     public String sessionId() { return sessionId; }
 
@@ -322,8 +328,15 @@ public final class RealtimeSession {
         synchronized (this) {
             wire = wireVersion;
         }
+        long started = System.nanoTime();
+        String outcome = "ok";
+        String errorCode = null;
+        int pushCommits = 0;
+        boolean pulled = false;
         try {
             RequestMessage request = RequestDecoder.decode(requestBytes);
+            pushCommits = request.pushCommits().size();
+            pulled = request.pullHeader().isPresent();
             if (!request.header().clientId().equals(clientId)) {
                 throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
                         "socket round clientId must match the connection (§8.7)");
@@ -336,7 +349,15 @@ public final class RealtimeSession {
             awaitOwnCommits(handled.appliedCommitSeqs());
         } catch (RuntimeException e) {
             response = errorResponse(e, wire);
+            outcome = e instanceof SyncException || e instanceof syncular.jakarta.wire.DecodeException ? "rejected"
+                    : "error";
+            errorCode = e instanceof SyncException se ? se.code().wire()
+                    : e instanceof syncular.jakarta.wire.DecodeException de ? de.code().wire()
+                    : ErrorCode.SYNC_INTERNAL_ERROR.wire();
         }
+        hub.events().emit(new ServerEvent.RequestHandled(hub.now(), partition(), identity.actorId(), clientId,
+                "socket", (System.nanoTime() - started) / 1_000_000, requestBytes.length, response.length, outcome,
+                errorCode, pushCommits, pulled));
         List<ByteBuffer> chunks = new ArrayList<>();
         for (int off = 0; off < response.length; off += ROUND_CHUNK_BYTES) {
             int n = Math.min(ROUND_CHUNK_BYTES, response.length - off);
@@ -455,6 +476,8 @@ public final class RealtimeSession {
             }
             if (!outbox.offerDelta(ByteBuffer.wrap(delta))) {
                 // too far behind: a bounded queue, and the client pulls what it missed
+                hub.events().emit(new ServerEvent.SlowConsumer(nowMs, partition(), identity.actorId(), clientId,
+                        sessionId, commit.commitSeq()));
                 wake(RealtimeControl.WakeReason.CATCHUP_REQUIRED, nowMs);
                 return;
             }
@@ -549,7 +572,7 @@ public final class RealtimeSession {
         if (closed) return;
         closed = true;
         outbox.close();
-        hub.disconnect(this);
+        hub.disconnect(this, code, reason);
         flushAck();
         try {
             channel.close(code, reason.length() > 120 ? reason.substring(0, 120) : reason);
@@ -558,12 +581,12 @@ public final class RealtimeSession {
         }
     }
 
-    /** The socket closed on its own: unregister. */
-    public void closed() {
+    /** The socket closed on its own (with the peer's or the container's close {@code code}): unregister. */
+    public void closed(int code) {
         if (closed) return;
         closed = true;
         outbox.close();
-        hub.disconnect(this);
+        hub.disconnect(this, code, "closed by the peer or the container");
         flushAck();
     }
 

@@ -125,6 +125,13 @@ public interface ServerStorage {
     /** Every checkpoint with its backfill pass position, for the operator surface. */
     List<BackfillPass.Progress> backfillProgress();
 
+    /**
+     * An operator pauses ({@code pausedAtMs}) or resumes ({@code null}) a checkpoint that is not activated, on
+     * every node at once: a paused one is not claimed, so neither batches nor activation run. False when the
+     * partition has no such pending checkpoint.
+     */
+    boolean setCheckpointPaused(String partition, String name, Long pausedAtMs);
+
     /** Rows a full pass over {@code tables} visits in the partition (an ETA's total; a count, not a hot path). */
     long countSourceRows(String partition, Collection<String> tables);
 

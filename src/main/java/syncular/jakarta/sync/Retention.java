@@ -18,8 +18,12 @@ import syncular.jakarta.storage.ServerStorage;
 public record Retention(long activeWindowMs, long ageForceMs, long minRetainedCommits) {
     public static final Retention DEFAULTS = new Retention(14L * 24 * 3600 * 1000, 30L * 24 * 3600 * 1000, 1000);
 
-    /** The horizon after pruning {@code partition} at {@code nowMs}. */
-    public long prune(ServerStorage storage, String partition, long nowMs) {
+    /**
+     * Where a prune at {@code nowMs} would move {@code partition}'s horizon (never backwards): the lowest cursor of a
+     * client seen within the active window, unless commits are older than the forced age, and never closer to the
+     * head than the retained minimum. What the console recommends, and what {@link #prune} does.
+     */
+    public long targetHorizon(ServerStorage storage, String partition, long nowMs) {
         long maxSeq = storage.getMaxCommitSeq(partition);
         long cursorFloor = Long.MAX_VALUE;
         for (ClientCursorInfo c : storage.listClientCursors(partition)) {
@@ -28,12 +32,17 @@ public record Retention(long activeWindowMs, long ageForceMs, long minRetainedCo
         long forced = storage.getCommitSeqBefore(partition, nowMs - ageForceMs);
         long retainFloor = maxSeq - minRetainedCommits;
         long target = Math.min(Math.max(cursorFloor, forced), retainFloor);
+        return Math.max(storage.getHorizonSeq(partition), Math.max(0, target));
+    }
+
+    /** Prunes {@code partition} at {@code nowMs}: the horizon before and after, and the commits removed. */
+    public CommitPruneResult prune(ServerStorage storage, String partition, long nowMs) {
         long current = storage.getHorizonSeq(partition);
-        long horizon = Math.max(current, Math.max(0, target));
-        if (horizon <= current) return current;
+        long horizon = targetHorizon(storage, partition, nowMs);
+        CommitPruneResult unchanged = new CommitPruneResult(current, current, 0);
+        if (horizon <= current) return unchanged;
         Optional<String> epoch = storage.getPartitionLogEpoch(partition);
-        if (epoch.isEmpty()) return current; // never authenticated: nothing of a client's to protect or prune
-        CommitPruneResult r = storage.pruneCommitsThrough(partition, new CommitPruneQuery(epoch.get(), horizon));
-        return r.horizonSeq();
+        if (epoch.isEmpty()) return unchanged; // never authenticated: nothing of a client's to protect or prune
+        return storage.pruneCommitsThrough(partition, new CommitPruneQuery(epoch.get(), horizon));
     }
 }

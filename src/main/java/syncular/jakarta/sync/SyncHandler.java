@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.AuthorityUnavailable;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
@@ -56,6 +57,7 @@ public final class SyncHandler {
     private final PullProcessor pull;
     private final PartitionAdmission admission;
     private final Leases leases;
+    private final ServerEvents events;
 
     /**
      * {@code validation}: the host's §6.7/§6.8 validators, run inside each push commit's transaction; {@code leases}:
@@ -65,14 +67,19 @@ public final class SyncHandler {
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
                        Leases leases) {
-        this(storage, schema, declarations, resolver, clock, settings, segments, validation, leases, null);
+        this(storage, schema, declarations, resolver, clock, settings, segments, validation, leases, null,
+                ServerEvents.NONE);
     }
 
-    /** {@code blobs}: the §5.9 blob store a push's blob references must name blobs of; null when there is none. */
+    /**
+     * {@code blobs}: the §5.9 blob store a push's blob references must name blobs of, null when there is none;
+     * {@code events}: where each handled request's push and pull events go (issue 20).
+     */
     public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
-                       Leases leases, syncular.jakarta.storage.BlobStore blobs) {
+                       Leases leases, syncular.jakarta.storage.BlobStore blobs, ServerEvents events) {
+        this.events = events;
         this.admission = new PartitionAdmission(settings.admission());
         this.leases = leases;
         this.storage = storage;
@@ -96,6 +103,7 @@ public final class SyncHandler {
         try (StorageSession session = storage.openSession(identity.partition())) {
             Built built = StorableInput.refusalsAsInvalidRequest(() -> build(session, identity, request));
             verify(session, built);
+            RequestEvents.emit(events, clock.nowMs(), identity, request, built.handled().response());
             return built.handled();
         }
     }
@@ -123,6 +131,7 @@ public final class SyncHandler {
                 }
                 throw e;
             }
+            RequestEvents.emit(events, clock.nowMs(), identity, request, built.handled().response());
             return new Materialized<>(built.handled(), body);
         }
     }

@@ -237,7 +237,7 @@ public class ConformanceResource {
                     m.get("minRetainedCommits") == null ? r.minRetainedCommits()
                             : number(m.get("minRetainedCommits"), "minRetainedCommits"));
         }
-        long horizon = r.prune(parts().storage(), host.partition(), host.now());
+        long horizon = r.prune(parts().storage(), host.partition(), host.now()).horizonSeq();
         return ok(Map.of("horizonSeq", horizon));
     }
 

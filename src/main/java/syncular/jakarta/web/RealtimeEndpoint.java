@@ -107,7 +107,7 @@ public class RealtimeEndpoint {
     private static boolean tooBig(Session socket, int length) {
         Object max = socket.getUserProperties().get(MAX_BYTES);
         if (max instanceof Integer m && length > m) {
-            slot(socket).ifPresent(Slot::closed);
+            slot(socket).ifPresent(s -> s.closed(CloseReason.CloseCodes.TOO_BIG.getCode()));
             close(socket, CloseReason.CloseCodes.TOO_BIG, "message too big");
             return true;
         }
@@ -122,7 +122,7 @@ public class RealtimeEndpoint {
 
     @OnClose
     public void closed(Session socket, CloseReason reason) {
-        slot(socket).ifPresent(Slot::closed);
+        slot(socket).ifPresent(s -> s.closed(reason.getCloseCode().getCode()));
     }
 
     @OnError
@@ -144,19 +144,20 @@ public class RealtimeEndpoint {
     static final class Slot<S> {
         static final int EARLY_MESSAGES = 64;
         private final Runnable overflow;
-        private final Consumer<S> onClosed;
+        private final java.util.function.ObjIntConsumer<S> onClosed;
+        private int closeCode;
         private S session;
         private java.util.ArrayDeque<Consumer<S>> early = new java.util.ArrayDeque<>();
         private boolean closed;
 
-        Slot(Runnable overflow, Consumer<S> onClosed) {
+        Slot(Runnable overflow, java.util.function.ObjIntConsumer<S> onClosed) {
             this.overflow = overflow;
             this.onClosed = onClosed;
         }
 
         synchronized void attach(S attached) {
             if (closed) {
-                onClosed.accept(attached);
+                onClosed.accept(attached, closeCode);
                 return;
             }
             for (Consumer<S> message : early) message.accept(attached);
@@ -176,9 +177,10 @@ public class RealtimeEndpoint {
             }
         }
 
-        synchronized void closed() {
+        synchronized void closed(int code) {
             closed = true;
-            if (session != null) onClosed.accept(session);
+            closeCode = code;
+            if (session != null) onClosed.accept(session, code);
         }
     }
 

@@ -51,6 +51,8 @@ public class RealtimeService {
     SyncRuntime runtime;
     @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
     ManagedScheduledExecutorService scheduler;
+    @Inject
+    Telemetry telemetry;
     @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
     ManagedThreadFactory threads;
 
@@ -83,10 +85,13 @@ public class RealtimeService {
                 new LinkedBlockingQueue<>(ROUND_QUEUE), threads);
         rounds.allowCoreThreadTimeOut(true);
         hub = new RealtimeHub(() -> runtime.parts().map(p -> new RealtimeHub.Context(p.storage(), p.handler(),
-                p.schema(), p.resolver(), p.clock(), p.config().limits().maxRequestBytes())), feed, rounds,
+                p.schema(), p.resolver(), p.clock(), p.config().limits().maxRequestBytes(), runtime.events())), feed,
+                rounds,
                 effective(config.realtime()));
         PostgresCommitFeed started = feed;
         RealtimeHub listener = hub;
+        io.micrometer.core.instrument.Gauge.builder("syncular.sockets.open", listener, RealtimeHub::openSockets)
+                .description("realtime sockets open on this node").register(telemetry.meters());
         threads.newThread(() -> started.run(listener)).start();
         long beat = config.realtime().heartbeatMs();
         heartbeat = scheduler.scheduleAtFixedRate(listener::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
@@ -117,8 +122,7 @@ public class RealtimeService {
     public RealtimeSession connect(Credentials credentials, String clientId, SocketChannel channel) {
         SyncRuntime.Parts parts = runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
                 "the server is starting or its database is unreachable", "{}"));
-        Identity identity = parts.authenticator().authenticate(credentials)
-                .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
+        Identity identity = runtime.authenticate(parts, credentials, "socket");
         RealtimeHub h = hub().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
                 "the server is starting or its database is unreachable", "{}"));
         return h.connect(identity, clientId, channel);

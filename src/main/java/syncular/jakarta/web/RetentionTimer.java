@@ -37,7 +37,7 @@ public class RetentionTimer {
     @EJB
     ServerLifecycle lifecycle;
     @Inject
-    RealtimeService realtime;
+    Pruning pruning;
 
     private SyncularConfig.RetentionSettings settings;
 
@@ -63,10 +63,9 @@ public class RetentionTimer {
             }
             for (PartitionRegistryEntry p : parts.storage().listPartitionRegistry()) {
                 try {
-                    long horizon = settings.policy().prune(parts.storage(), p.partition(), parts.clock().nowMs());
-                    LOG.log(Level.DEBUG, "pruned partition; horizon {0}", horizon);
                     // every node runs this timer, so sockets on every node learn of the horizon within an interval
-                    realtime.runningHub().ifPresent(h -> h.horizonAdvanced(p.partition(), horizon));
+                    long horizon = pruning.prune(parts, settings.policy(), p.partition(), "timer").horizonSeq();
+                    LOG.log(Level.DEBUG, "pruned partition; horizon {0}", horizon);
                 } catch (RuntimeException e) {
                     // one partition's failure must not starve the others; the next tick retries
                     LOG.log(Level.WARNING, "pruning a partition failed; the next tick retries", e);

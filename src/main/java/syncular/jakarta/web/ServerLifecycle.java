@@ -77,6 +77,8 @@ public class ServerLifecycle {
     Readiness readiness;
     @Inject
     SyncRuntime runtime;
+    @Inject
+    Telemetry telemetry;
     @EJB
     JtaTransactions transactions;
 
@@ -181,7 +183,8 @@ public class ServerLifecycle {
     private void startStorage(DataSource ds) {
         if (runtime.parts().isPresent()) return;
         readiness.down(CHECK_STORAGE, "installing", "installing schema version " + schema.version());
-        runtime.start(config, schema, ds, JtaTransactions.runner(transactions, ds));
+        DataSource timed = new TimedDataSource(ds, telemetry.meters());
+        runtime.start(config, schema, timed, JtaTransactions.runner(transactions, timed));
         readiness.up(CHECK_STORAGE, "installed", "schema version " + schema.version() + " installed");
         LOG.log(Level.INFO, "Syncular ready: schema version {0} installed", schema.version());
     }

@@ -16,10 +16,12 @@ import java.io.InputStream;
 import java.util.Optional;
 import java.util.zip.GZIPOutputStream;
 import io.airlift.compress.zstd.ZstdOutputStream;
+import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Credentials;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.ResponseSpool;
+import syncular.jakarta.wire.DecodeException;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.RequestDecoder;
 import syncular.jakarta.wire.RequestMessage;
@@ -51,17 +53,47 @@ public class SyncResource {
         }
         SyncRuntime.Parts parts = runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
                 "the server is starting or its database is unreachable", "{}"));
-        Identity identity = parts.authenticator().authenticate(credentials(headers, uri))
-                .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
-        byte[] bytes = HttpBodies.readRequest(body, headers.getHeaderString(HttpHeaders.CONTENT_ENCODING),
-                parts.config().limits().maxRequestBytes());
-        RequestMessage request = RequestDecoder.decode(bytes);
-        // encoded (and beyond the threshold spilled to a file) BEFORE the gate re-read, then streamed (issue #5)
-        ResponseSpool spool = parts.handler().handle(identity, request,
-                built -> ResponseSpool.encode(built, parts.config().limits().responseSpillBytes())).body();
-        return respond(Response.ok().type(MEDIA_TYPE), spool,
-                headers.getHeaderString(HttpHeaders.ACCEPT_ENCODING), "Accept-Encoding")
-                .header("Cache-Control", "no-store").build();
+        long started = System.nanoTime();
+        Identity identity = null;
+        RequestMessage request = null;
+        long bytesIn = 0;
+        String outcome = "error";
+        String errorCode = ErrorCode.SYNC_INTERNAL_ERROR.wire();
+        long bytesOut = 0;
+        try {
+            identity = runtime.authenticate(parts, credentials(headers, uri), "http");
+            byte[] bytes = HttpBodies.readRequest(body, headers.getHeaderString(HttpHeaders.CONTENT_ENCODING),
+                    parts.config().limits().maxRequestBytes());
+            bytesIn = bytes.length;
+            request = RequestDecoder.decode(bytes);
+            RequestMessage decoded = request;
+            Identity caller = identity;
+            // encoded (and beyond the threshold spilled to a file) BEFORE the gate re-read, then streamed (issue #5)
+            ResponseSpool spool = parts.handler().handle(caller, decoded,
+                    built -> ResponseSpool.encode(built, parts.config().limits().responseSpillBytes())).body();
+            bytesOut = spool.size();
+            outcome = "ok";
+            errorCode = null;
+            return respond(Response.ok().type(MEDIA_TYPE), spool,
+                    headers.getHeaderString(HttpHeaders.ACCEPT_ENCODING), "Accept-Encoding")
+                    .header("Cache-Control", "no-store").build();
+        } catch (SyncException e) {
+            outcome = "rejected";
+            errorCode = e.code().wire();
+            throw e;
+        } catch (DecodeException e) {
+            outcome = "rejected";
+            errorCode = e.code().wire();
+            throw e;
+        } finally {
+            // the answer was produced (or refused): its body streams after this, so bytesOut is the body's size
+            runtime.events().emit(new ServerEvent.RequestHandled(parts.clock().nowMs(),
+                    identity == null ? "" : identity.partition(), identity == null ? null : identity.actorId(),
+                    request == null ? null : request.header().clientId(), "http",
+                    (System.nanoTime() - started) / 1_000_000, bytesIn, bytesOut, outcome, errorCode,
+                    request == null ? 0 : request.pushCommits().size(),
+                    request != null && request.pullHeader().isPresent()));
+        }
     }
 
     /**

@@ -12,18 +12,25 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import syncular.jakarta.events.EventBus;
+import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.CommitValidator;
 import syncular.jakarta.host.RowValidator;
+import syncular.jakarta.host.Credentials;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.host.ScopeResolver;
 import syncular.jakarta.migration.BackfillRunner;
 import syncular.jakarta.migration.Declarations;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.AuditLog;
 import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.postgres.PostgresAuditLog;
+import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
@@ -80,9 +87,12 @@ public class SyncRuntime {
     Instance<BackfillDefinition> backfillDefinitions;
     @Inject
     Readiness readiness;
+    @Inject
+    Telemetry telemetry;
 
     private volatile Parts parts;
     private boolean resumed;
+
     /** Kept across restarts with the same settings, so a conformance reset does not open a client each time. */
     private S3BlobStore s3Blobs;
     /** The same, for the segment store. */
@@ -93,7 +103,7 @@ public class SyncRuntime {
                         Authenticator authenticator, ScopeResolver resolver, Clock clock, DataSource dataSource,
                         TransactionRunner runner, SegmentStore segments, SegmentDownload segmentDownload,
                         Declarations declarations, BackfillRunner backfill, Leases leases, BlobStore blobs,
-                        BlobUpload blobUpload, BlobDownload blobDownload) { }
+                        BlobUpload blobUpload, BlobDownload blobDownload, AuditLog audit) { }
 
     /** The readiness check that is DOWN while the serve gate refuses this process (RFC 0007, issue 7). */
     static final String CHECK_SERVE_GATE = "serve-gate";
@@ -139,6 +149,23 @@ public class SyncRuntime {
         return s3Segments;
     }
 
+    /** This node's event bus: the ring, the live tails and the metrics read it. */
+    public EventBus events() { return telemetry.events(); }
+
+    /**
+     * Authenticates a request or socket through the running authenticator; a refusal is an {@code auth.failed}
+     * event (for the console's "what is failing") and the {@link SyncException} the caller answers with.
+     */
+    public Identity authenticate(Parts running, Credentials credentials, String transport) {
+        try {
+            return running.authenticator().authenticate(credentials)
+                    .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
+        } catch (SyncException e) {
+            telemetry.events().emit(new ServerEvent.AuthFailed(running.clock().nowMs(), "", transport, e.code().wire()));
+            throw e;
+        }
+    }
+
     @PreDestroy
     synchronized void close() {
         if (s3Blobs != null) s3Blobs.close();
@@ -182,6 +209,8 @@ public class SyncRuntime {
         Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
         BlobStore blobs = blobStore(config, ds);
+        PostgresAuditLog audit = new PostgresAuditLog(ds);
+        audit.install();
         Optional<SignedUrls> signedUrls = override.isPresent() ? override.get().signedUrls() : signedUrls(config);
         // §5.4: presigned GETs from the segment bucket when configured, else native tokens (which this server still
         // verifies for URLs minted before a switch to presigning)
@@ -190,14 +219,14 @@ public class SyncRuntime {
                 : signedUrls.map(SegmentUrls.class::cast);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
-                        settings), segmentUrls), validation(), leases, blobs);
+                        settings), segmentUrls), validation(), leases, blobs, telemetry.events());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
                 declarations,
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
-                        config.backfill().maxPushWaitMs()), leases, blobs,
+                        config.backfill().maxPushWaitMs(), telemetry.events()), leases, blobs,
                 new BlobUpload(storage, blobs, clock, config.blobs().maxBytes()),
-                new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current));
+                new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current), audit);
         parts = started;
         refreshServeGate();
         return started;

@@ -108,7 +108,8 @@ public final class BackfillBench {
                     new ColumnCopyProjection("titles_v2", 2, "tasks", "task_titles")), 2, storage);
             storage.ensureSchema(v2, declarations.current());
             BackfillRunner runner = new BackfillRunner(storage, () -> v2,
-                    declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 5));
+                    declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 5),
+                    syncular.jakarta.events.ServerEvents.NONE);
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
             AtomicBoolean stop = new AtomicBoolean();
             List<Thread> threads = startWriters(storage, v2, p, writers, stop, lat);

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.ActivationOutcome;
@@ -60,6 +61,8 @@ class BackfillRunnerCheckpointTest {
              "scopes": [{"pattern": "project:{project_id}"}]}""");
     final String partition = EmbeddedPostgresSupport.partition("bf");
     final AtomicInteger clock = new AtomicInteger(1_000);
+    /** What the runner told the operator: its {@code backfill.batch} events. */
+    final List<ServerEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     EmbeddedPostgresSupport.Pool db;
     PostgresServerStorage old;
@@ -83,7 +86,7 @@ class BackfillRunnerCheckpointTest {
         declarations = new Declarations(List.of(def), 2, storage);
         storage.ensureSchema(v2, declarations.current());
         return new BackfillRunner(storage, () -> v2, declarations,
-                clock::get, batchSize, 5);
+                clock::get, batchSize, 5, events::add);
     }
 
     BackfillRunner migrate(int batchSize) { return migrate(new ColumnCopyProjection(NAME, 2, "tasks", "task_titles"), batchSize); }
@@ -186,6 +189,26 @@ class BackfillRunnerCheckpointTest {
         // one claim per batch: epochs 1..3, each batch's id is <epoch>:<pass>:<position before the batch>
         assertEquals(List.of("1:1:0/", "2:1:0/t109", "3:1:0/t119"), backfillCommitIds());
         assertTrue(declarations.current().isEmpty(), "nothing pending: every process may serve");
+        // each batch is an event with its rows, and the last one says the checkpoint activated
+        List<ServerEvent.BackfillBatch> batches = events.stream().map(ServerEvent.BackfillBatch.class::cast).toList();
+        assertEquals(List.of(10L, 10L, 5L), batches.stream().map(ServerEvent.BackfillBatch::rows).toList());
+        assertEquals(List.of(false, false, true), batches.stream().map(ServerEvent.BackfillBatch::activated).toList());
+        assertTrue(batches.stream().allMatch(b -> b.checkpoint().equals(NAME) && b.partition().equals(partition)));
+    }
+
+    @Test
+    void aPausedBackfillWritesNothingUntilResumedAndARetryRunsOneBatchNow() throws Exception {
+        BackfillRunner runner = migrate(10);
+        assertTrue(storage.setCheckpointPaused(partition, NAME, 1L));
+        assertEquals(0, runner.tick().batches());
+        assertEquals(0, runner.retry(partition, NAME).orElseThrow().batches(), "a retry does not bypass a pause");
+        assertEquals(List.of(), backfillCommitIds());
+        assertEquals(CheckpointState.DECLARED, checkpoint().state(), "not even claimed");
+        assertTrue(storage.setCheckpointPaused(partition, NAME, null));
+        assertEquals(1, runner.retry(partition, NAME).orElseThrow().batches());
+        assertEquals(List.of("1:1:0/"), backfillCommitIds());
+        assertTrue(runner.retry(partition, "not-declared").isEmpty());
+        assertTrue(runner.retry("another-partition", NAME).isEmpty());
     }
 
     @Test

@@ -84,7 +84,7 @@ class RealtimeHubTest {
                     Validation.NONE, Leases.OFF);
             feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
             RealtimeHub.Context ctx = new RealtimeHub.Context(view.apply(storage), handler, schema, everything, clock,
-                    1 << 20);
+                    1 << 20, syncular.jakarta.events.ServerEvents.NONE);
             hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS);
             feedThread = new Thread(() -> feed.run(hub));
             feedThread.start();

@@ -99,7 +99,7 @@ class RealtimeLimitsTest {
     }
 
     private RealtimeHub hub(RealtimeSettings settings) {
-        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20);
+        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
         return new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, settings, tick::get);
     }
 
@@ -261,7 +261,7 @@ class RealtimeLimitsTest {
                 new java.util.concurrent.atomic.AtomicReference<>(Map.of("project_id", List.of("p1")));
         ScopeResolver changing = identity -> grant.get();
         SyncHandler h = new SyncHandler(storage, () -> schema, List::of, changing, clock, sync, null, Validation.NONE, Leases.OFF);
-        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, h, schema, changing, clock, 1 << 20);
+        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, h, schema, changing, clock, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
         RealtimeHub own = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS,
                 tick::get);
         Recorder socket = new Recorder();
@@ -357,7 +357,7 @@ class RealtimeLimitsTest {
         SyncException total = assertThrows(SyncException.class, () -> hub.connect(other, "o2", new Recorder()));
         assertEquals(ErrorCode.SYNC_WEBSOCKET_CONNECTION_LIMIT, total.code());
 
-        first.closed();   // a socket that goes away gives its slot back, exactly one
+        first.closed(1000);   // a socket that goes away gives its slot back, exactly one
         hub.connect(actor, "c3", new Recorder());
         assertThrows(SyncException.class, () -> hub.connect(other, "o2", new Recorder()), "full again");
         // a refused clientId takes no slot either: with room for 4, the 4th still opens and only a 5th is refused
@@ -423,7 +423,7 @@ class RealtimeLimitsTest {
         int afterPush = count("putClientRecord");
         session.onText("{\"type\":\"ack\",\"cursor\":" + c4 + "}");
         assertEquals(afterPush, count("putClientRecord"), "within the interval: held back");
-        session.closed();
+        session.closed(1001);
         runRounds();
         assertEquals(c4, storage.getClientRecord(partition, "acker").map(ClientRecord::cursor).orElseThrow());
     }

@@ -168,7 +168,7 @@ class RoundTripBudgetTest {
         handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("c1", 1),
                 new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
                 new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, -1, null))));
-        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, all, () -> 1_000L, 1 << 20);
+        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, all, () -> 1_000L, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
         try (PostgresCommitFeed feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500)) {
             RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, RealtimeSettings.DEFAULTS);
             counting.reset();

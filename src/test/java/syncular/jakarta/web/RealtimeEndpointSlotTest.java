@@ -17,15 +17,20 @@ import org.junit.jupiter.api.Test;
  * lost its first request that way under load).
  */
 class RealtimeEndpointSlotTest {
-    record Session(List<String> received, AtomicBoolean closed) {
-        Session() { this(new ArrayList<>(), new AtomicBoolean()); }
+    record Session(List<String> received, AtomicBoolean closed, java.util.concurrent.atomic.AtomicInteger code) {
+        Session() { this(new ArrayList<>(), new AtomicBoolean(), new java.util.concurrent.atomic.AtomicInteger()); }
+
+        void close(int closeCode) {
+            code.set(closeCode);
+            closed.set(true);
+        }
     }
 
     @Test
     void messagesBeforeTheSessionAttachesAreDeliveredInOrderThenLiveOnes() throws Exception {
         AtomicBoolean overflowed = new AtomicBoolean();
         RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> overflowed.set(true),
-                s -> s.closed().set(true));
+                Session::close);
         CountDownLatch sent = new CountDownLatch(1);
         Thread early = new Thread(() -> {   // the container's message thread, racing open()
             slot.dispatch(s -> s.received().add("round-1"));
@@ -43,19 +48,20 @@ class RealtimeEndpointSlotTest {
 
     @Test
     void aSocketClosedBeforeTheSessionAttachedClosesTheSessionAndDropsNothingLater() {
-        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> { }, s -> s.closed().set(true));
+        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> { }, Session::close);
         slot.dispatch(s -> s.received().add("early"));
-        slot.closed();
+        slot.closed(1001);
         Session session = new Session();
         slot.attach(session);
         assertTrue(session.closed().get(), "the session unregisters: its socket is gone");
+        assertEquals(1001, session.code().get(), "with the code the socket closed with");
         assertEquals(List.of(), session.received());
     }
 
     @Test
     void tooManyMessagesBeforeTheHelloCloseTheSocket() {
         AtomicBoolean overflowed = new AtomicBoolean();
-        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> overflowed.set(true), s -> { });
+        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> overflowed.set(true), (s, code) -> { });
         for (int i = 0; i < RealtimeEndpoint.Slot.EARLY_MESSAGES; i++) slot.dispatch(s -> { });
         assertEquals(false, overflowed.get());
         slot.dispatch(s -> { });

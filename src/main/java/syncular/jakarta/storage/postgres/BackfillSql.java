@@ -248,6 +248,18 @@ final class BackfillSql {
         }
     }
 
+    /** Pauses ({@code pausedAtMs}) or resumes (null) a checkpoint that is not activated; false when there is none. */
+    static boolean setPausedOn(Connection c, String partition, String name, Long pausedAtMs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE sync_backfill_checkpoints SET paused_at_ms = ? "
+                + "WHERE partition = ? AND name = ? AND state <> 'activated'")) {
+            if (pausedAtMs == null) ps.setNull(1, java.sql.Types.BIGINT);
+            else ps.setLong(1, pausedAtMs);
+            ps.setString(2, partition);
+            ps.setString(3, name);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
     /** Every checkpoint with its pass position, for the operator surface. */
     static List<BackfillPass.Progress> progressOn(Connection c) throws SQLException {
         List<BackfillPass.Progress> out = new ArrayList<>();
@@ -255,12 +267,12 @@ final class BackfillSql {
             while (rs.next()) {
                 StoredCheckpoint cp = CommitLogSql.checkpoint(rs, 1);
                 Optional<BackfillPass> p = Optional.empty();
-                if (rs.getObject(9) != null) {
-                    p = Optional.of(new BackfillPass(cp.partition(), cp.name(), rs.getInt(9),
-                            BackfillPass.Mode.fromStored(rs.getString(10)),
-                            rs.getInt(11), rs.getString(12), rs.getLong(13), rs.getInt(14), rs.getLong(15),
-                            rs.getLong(16), rs.getBoolean(17), rs.getLong(18), rs.getLong(19), rs.getLong(20),
-                            rs.getLong(21)));
+                if (rs.getObject(10) != null) {
+                    p = Optional.of(new BackfillPass(cp.partition(), cp.name(), rs.getInt(10),
+                            BackfillPass.Mode.fromStored(rs.getString(11)),
+                            rs.getInt(12), rs.getString(13), rs.getLong(14), rs.getInt(15), rs.getLong(16),
+                            rs.getLong(17), rs.getBoolean(18), rs.getLong(19), rs.getLong(20), rs.getLong(21),
+                            rs.getLong(22)));
                 }
                 out.add(new BackfillPass.Progress(cp, p));
             }

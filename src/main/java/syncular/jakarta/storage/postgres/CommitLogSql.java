@@ -230,7 +230,7 @@ final class CommitLogSql {
             ORDER BY 1, 2, 3""";
 
     static final String CHECKPOINT_COLUMNS =
-            "partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms";
+            "partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms, paused_at_ms";
 
     /** seeds/003 {@code installCheckpointOn}: never re-declares a row and never lowers a fence. */
     static final String INSTALL_CHECKPOINT = """
@@ -244,13 +244,16 @@ final class CommitLogSql {
               required_writer_version = GREATEST(sync_writer_fence.required_writer_version,
                                                  EXCLUDED.required_writer_version)""";
 
-    /** The UPDATE's row lock serializes claimers; owner_epoch + 1 is evaluated under it (seeds/003). */
+    /**
+     * The UPDATE's row lock serializes claimers; owner_epoch + 1 is evaluated under it (seeds/003). A paused
+     * checkpoint is not claimed: its batches and its activation wait for the operator's resume.
+     */
     static final String CLAIM_CHECKPOINT = """
             UPDATE sync_backfill_checkpoints
                SET owner_epoch = owner_epoch + 1,
                    state = CASE WHEN state = 'declared' THEN 'backfilling' ELSE state END,
                    schema_version = ?, updated_at_ms = ?
-             WHERE partition = ? AND name = ? AND state <> 'activated'
+             WHERE partition = ? AND name = ? AND state <> 'activated' AND paused_at_ms IS NULL
             RETURNING\s""" + CHECKPOINT_COLUMNS;
 
     /** Checked with RETURNING, not an update count (seeds/003). No state predicate, as upstream. */
@@ -302,6 +305,6 @@ final class CommitLogSql {
     static StoredCheckpoint checkpoint(ResultSet rs, int from) throws SQLException {
         return new StoredCheckpoint(rs.getString(from), rs.getString(from + 1), rs.getInt(from + 2),
                 CheckpointState.fromStored(rs.getString(from + 3)), rs.getLong(from + 4), rs.getLong(from + 5),
-                rs.getLong(from + 6), rs.getLong(from + 7));
+                rs.getLong(from + 6), rs.getLong(from + 7), (Long) rs.getObject(from + 8));
     }
 }

@@ -123,7 +123,9 @@ final class PostgresDdl {
               observed_rows BIGINT NOT NULL DEFAULT 0,
               updated_at_ms BIGINT NOT NULL,
               PRIMARY KEY(partition, name)
-            )""", """
+            )""",
+            // ours (issue 20): an operator's pause, null while the backfill runs
+            "ALTER TABLE sync_backfill_checkpoints ADD COLUMN IF NOT EXISTS paused_at_ms BIGINT", """
             CREATE TABLE IF NOT EXISTS sync_writer_fence(
               partition TEXT PRIMARY KEY,
               required_writer_version INTEGER NOT NULL

@@ -747,6 +747,11 @@ public final class PostgresServerStorage implements ServerStorage {
     public List<BackfillPass.Progress> backfillProgress() { return read(BackfillSql::progressOn); }
 
     @Override
+    public boolean setCheckpointPaused(String partition, String name, Long pausedAtMs) {
+        return read(c -> BackfillSql.setPausedOn(c, partition, name, pausedAtMs));
+    }
+
+    @Override
     public long countSourceRows(String partition, Collection<String> tables) {
         List<RowTable> t = tables.stream().map(this::table).toList();
         return read(c -> BackfillSql.countSourceRowsOn(c, t, partition));

@@ -70,7 +70,7 @@ class PostgresCheckpointTest {
     void declaringInsertsADeclaredRowAndRaisesTheFenceIdempotently() throws Exception {
         String p = EmbeddedPostgresSupport.partition("declare");
         StoredCheckpoint cp = PostgresCheckpoints.declare(db, p, "b-proj", 1, 10);
-        assertEquals(new StoredCheckpoint(p, "b-proj", 1, CheckpointState.DECLARED, 0, 0, 0, 10), cp);
+        assertEquals(new StoredCheckpoint(p, "b-proj", 1, CheckpointState.DECLARED, 0, 0, 0, 10, null), cp);
         StoredCheckpoint claimed = Checkpoints.claim(storage, p, "b-proj", 1, 20);
         assertEquals(claimed, PostgresCheckpoints.declare(db, p, "b-proj", 1, 30), "a re-declare changes nothing");
         PostgresCheckpoints.declare(db, p, "a-proj", 1, 40);
@@ -122,6 +122,25 @@ class PostgresCheckpointTest {
         assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 5));
         assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
                 () -> Checkpoints.claim(storage, p, "proj", 1, 0)).code());
+    }
+
+    @Test
+    void aPausedCheckpointIsNotClaimedUntilResumedAndAnActivatedOneCannotBePaused() {
+        String p = EmbeddedPostgresSupport.partition("pause");
+        assertFalse(storage.setCheckpointPaused(p, "proj", 5L), "nothing to pause");
+        PostgresCheckpoints.declare(db, p, "proj", 1, 0);
+        long first = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
+        assertTrue(storage.setCheckpointPaused(p, "proj", 5L));
+        assertEquals(5L, Checkpoints.read(storage, p).get(0).pausedAtMs());
+        assertEquals(StorageErrorCode.CHECKPOINT_NOT_DECLARED, assertThrows(StorageException.class,
+                () -> Checkpoints.claim(storage, p, "proj", 1, 0)).code(), "no batch claims a paused checkpoint");
+        assertEquals(first, Checkpoints.read(storage, p).get(0).ownerEpoch(), "and the refused claim wrote nothing");
+        assertTrue(storage.setCheckpointPaused(p, "proj", null));
+        assertFalse(Checkpoints.read(storage, p).get(0).paused());
+        long second = Checkpoints.claim(storage, p, "proj", 1, 0).ownerEpoch();
+        assertEquals(first + 1, second);
+        assertEquals(ActivationOutcome.ACTIVATED, storage.activateCheckpoint(p, "proj", second, 0, SOURCES, 5));
+        assertFalse(storage.setCheckpointPaused(p, "proj", 9L), "an activated checkpoint is done, not paused");
     }
 
     @Test @Seed("003 advanceCheckpoint: owner-epoch compare-and-set")
