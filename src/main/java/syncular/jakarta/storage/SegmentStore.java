@@ -20,6 +20,9 @@ public interface SegmentStore {
         }
     }
 
+    /** Whether {@code s} has a segment id's form (§5.1), so it can name a key or a row. */
+    static boolean isSegmentId(String s) { return s != null && s.matches("sha256:[0-9a-f]{64}"); }
+
     /** Stores the bytes (idempotent by content) and the publication; an equal context only extends its lifetime. */
     Publication publish(Publication publication, byte[] bytes);
 

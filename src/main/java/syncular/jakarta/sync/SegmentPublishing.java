@@ -12,24 +12,24 @@ import syncular.jakarta.wire.SegmentRef;
 /**
  * Publishes a bootstrap page for delivery by reference (SPEC §5.4): content-addressed bytes, a publication in the
  * page's context with the segment TTL, and a SEGMENT_REF describing it; whole-table SQLite images through the
- * {@link SqliteImageLane} when one is given. With {@link SignedUrls} configured, a descriptor for a client that set
- * accept bit 3 carries a signed {@code url} and {@code urlExpiresAtMs}; without bit 3, or with signed URLs off, it
- * carries neither (§5.4: the client then uses the direct endpoint). Issuance runs inside the pull, after the
- * subscription's scopes were resolved into the digest the URL binds.
+ * {@link SqliteImageLane} when one is given. With {@link SegmentUrls} configured (native signed URLs or the store's
+ * presigned GETs), a descriptor for a client that set accept bit 3 carries a {@code url} and {@code urlExpiresAtMs};
+ * without bit 3, or with URLs off, it carries neither (§5.4: the client then uses the direct endpoint). Issuance runs
+ * inside the pull, after the subscription's scopes were resolved into the digest the URL binds.
  */
 public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
     private final SegmentStore store;
     private final Clock clock;
     private final long ttlMs;
     private final Optional<SqliteImageLane> images;
-    private final Optional<SignedUrls> urls;
+    private final Optional<SegmentUrls> urls;
 
     /**
      * {@code images}: the §5.3 lane, or empty when this server serves the rows lane only; {@code urls}: the §5.4
-     * signer, or empty when signed URLs are off.
+     * issuer, or empty when segment URLs are off.
      */
     public SegmentPublishing(SegmentStore store, Clock clock, long ttlMs, Optional<SqliteImageLane> images,
-                             Optional<SignedUrls> urls) {
+                             Optional<SegmentUrls> urls) {
         this.store = store;
         this.clock = clock;
         this.ttlMs = ttlMs;
@@ -55,7 +55,7 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
                 r.asOfCommitSeq(), r.scopeDigest(), r.rowCursor(), r.nextRowCursor(), null, null), r);
     }
 
-    /** §4.2/§5.4 gating: a url only for a client that advertised bit 3, and only when this server signs. */
+    /** §4.2/§5.4 gating: a url only for a client that advertised bit 3, and only when this server issues them. */
     private SegmentRef withUrl(SegmentRef ref, PullProcessor.SegmentRequest r) {
         if (!r.signedUrl() || urls.isEmpty()) return ref;
         SignedUrls.Issued issued = urls.get().issue(ref.segmentId(), ref.scopeDigest(), r.partition(), clock.nowMs());

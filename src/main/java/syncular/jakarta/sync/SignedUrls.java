@@ -21,7 +21,7 @@ import syncular.jakarta.wire.Json;
  * partition and reveals nothing of it. One key for every node (configuration, never generated per node): a URL
  * minted on one node verifies on any other. Thread-safe; a {@link Mac} is made per call.
  */
-public final class SignedUrls {
+public final class SignedUrls implements SegmentUrls {
     /** SPEC §5.4: the verifier's clock-error allowance past {@code exp}. */
     public static final long SKEW_SECONDS = 60;
     /** REF: the default TTL, 15 minutes, the spec's SHOULD upper bound. */
@@ -52,6 +52,7 @@ public final class SignedUrls {
     public record Claims(String segmentId, String scopeDigest, String audience, long exp) { }
 
     /** Mints the URL for one segment of {@code partition} under {@code scopeDigest}; called only inside the pull. */
+    @Override
     public Issued issue(String segmentId, String scopeDigest, String partition, long nowMs) {
         // REF: exp = floor(now/1000) + ttlSeconds; a TTL of 0 mints a URL born expired (urlExpiresAtMs ≤ now)
         long exp = Math.floorDiv(nowMs, 1000) + ttlMs.getAsLong() / 1000;

@@ -34,18 +34,23 @@ import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
+import syncular.jakarta.storage.SegmentPresigner;
 import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.postgres.PostgresBlobStore;
 import syncular.jakarta.storage.s3.S3BlobStore;
+import syncular.jakarta.storage.s3.S3SegmentStore;
+import syncular.jakarta.storage.s3.S3Settings;
 import syncular.jakarta.sync.BlobDownload;
 import syncular.jakarta.sync.BlobUpload;
 import syncular.jakarta.storage.postgres.PostgresLeaseStore;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.Leases;
+import syncular.jakarta.sync.PresignedSegmentUrls;
 import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
+import syncular.jakarta.sync.SegmentUrls;
 import syncular.jakarta.sync.SignedUrls;
 import syncular.jakarta.sync.SqliteImageLane;
 import syncular.jakarta.sync.SyncHandler;
@@ -90,6 +95,8 @@ public class SyncRuntime {
 
     /** Kept across restarts with the same settings, so a conformance reset does not open a client each time. */
     private S3BlobStore s3Blobs;
+    /** The same, for the segment store. */
+    private S3SegmentStore s3Segments;
 
     /** Everything a request needs, replaced as a whole. */
     public record Parts(SyncularConfig config, CompiledSchema schema, ServerStorage storage, SyncHandler handler,
@@ -107,7 +114,7 @@ public class SyncRuntime {
      * does not: the first upload or download fails instead.
      */
     private BlobStore blobStore(SyncularConfig config, DataSource ds) {
-        Optional<S3BlobStore.Settings> s3 = config.blobs().s3();
+        Optional<S3Settings> s3 = config.blobs().s3();
         if (s3.isEmpty()) {
             PostgresBlobStore blobs = new PostgresBlobStore(ds);
             blobs.install();
@@ -119,6 +126,27 @@ public class SyncRuntime {
             LOG.log(Level.INFO, "Syncular blobs are stored in {0}", s3.get());
         }
         return s3Blobs;
+    }
+
+    /**
+     * SPEC §5.1 segments: in this database (the default), or in an S3 bucket ({@code syncular.segments.store=s3});
+     * like the blob bucket, an unreachable one fails the first bootstrap that publishes, not deployment.
+     */
+    private SegmentStore segmentStore(SyncularConfig config, DataSource ds) {
+        Optional<S3Settings> s3 = config.segments().s3();
+        if (s3.isEmpty()) {
+            PostgresSegmentStore segments = new PostgresSegmentStore(ds, config.limits().segmentCacheBytes());
+            segments.install();
+            return segments;
+        }
+        if (s3Segments == null || !s3Segments.settings().equals(s3.get())) {
+            if (s3Segments != null) s3Segments.close();
+            s3Segments = S3SegmentStore.open(s3.get(), config.limits().segmentCacheBytes());
+            LOG.log(Level.INFO, "Syncular segments are stored in {0}{1}", s3.get(), config.segments().presign()
+                    ? "; bit-3 clients fetch them by presigned GET, TTL " + config.segments().presignTtlMs() + " ms"
+                    : "");
+        }
+        return s3Segments;
     }
 
     /** This node's event bus: the ring, the live tails and the metrics read it. */
@@ -141,6 +169,7 @@ public class SyncRuntime {
     @PreDestroy
     synchronized void close() {
         if (s3Blobs != null) s3Blobs.close();
+        if (s3Segments != null) s3Segments.close();
     }
 
     /** Installs (or migrates) {@code schema} through a fresh storage instance and opens the endpoint on it. */
@@ -176,17 +205,21 @@ public class SyncRuntime {
         ScopeResolver resolver = override.map(HostOverride::resolver)
                 .orElseGet(() -> resolvers.isResolvable() ? resolvers.get() : builtInResolver(config, schema));
         SyncSettings settings = override.flatMap(HostOverride::settings).orElse(config.limits().settings());
-        PostgresSegmentStore segments = new PostgresSegmentStore(ds, config.limits().segmentCacheBytes());
-        segments.install();
+        SegmentStore segments = segmentStore(config, ds);
         Leases leases = leases(override.map(HostOverride::leases).orElse(config.leases()), ds);
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
         BlobStore blobs = blobStore(config, ds);
         PostgresAuditLog audit = new PostgresAuditLog(ds);
         audit.install();
         Optional<SignedUrls> signedUrls = override.isPresent() ? override.get().signedUrls() : signedUrls(config);
+        // §5.4: presigned GETs from the segment bucket when configured, else native tokens (which this server still
+        // verifies for URLs minted before a switch to presigning)
+        Optional<SegmentUrls> segmentUrls = config.segments().presign() && segments instanceof SegmentPresigner p
+                ? Optional.of(new PresignedSegmentUrls(p, config.segments().presignTtlMs()))
+                : signedUrls.map(SegmentUrls.class::cast);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
-                        settings), signedUrls), validation(), leases, blobs, telemetry.events());
+                        settings), segmentUrls), validation(), leases, blobs, telemetry.events());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
                 declarations,

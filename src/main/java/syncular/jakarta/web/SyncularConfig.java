@@ -10,7 +10,7 @@ import org.eclipse.microprofile.config.Config;
 import syncular.jakarta.host.JwtAuthenticator;
 import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
-import syncular.jakarta.storage.s3.S3BlobStore;
+import syncular.jakarta.storage.s3.S3Settings;
 import syncular.jakarta.sync.DeclaredReferences;
 import syncular.jakarta.sync.PartitionAdmission;
 import syncular.jakarta.sync.Retention;
@@ -37,12 +37,27 @@ import syncular.jakarta.sync.SyncSettings;
  * @param images          {@code syncular.images.*}: SPEC §5.3 SQLite bootstrap images
  * @param blobs           {@code syncular.blobs.*}: SPEC §5.9 blobs (size cap, orphan sweep)
  * @param signedUrls      {@code syncular.signed-urls.*}: SPEC §5.4 signed segment URLs, off unless a secret is set
+ * @param segments        {@code syncular.segments.*}: where SPEC §5.1 segments are stored, and S3 presigned URLs
  */
 public record SyncularConfig(String schema, Optional<String> datasource, Optional<String> dbUrl,
                              Optional<String> dbUser, Optional<String> dbPassword, boolean conformanceHost,
                              long readinessRetryMaxMs, Auth auth, Limits limits, RetentionSettings retention,
                              RealtimeSettings realtime, BackfillSettings backfill, LeaseSettings leases,
-                             ImageSettings images, BlobSettings blobs, SignedUrlSettings signedUrls) {
+                             ImageSettings images, BlobSettings blobs, SignedUrlSettings signedUrls,
+                             SegmentSettings segments) {
+    /**
+     * {@code syncular.segments.*} (SPEC §5.1, §5.4): {@code store} = {@code postgres} (the default: this database) or
+     * {@code s3}, with {@code s3.bucket}, {@code s3.prefix}, {@code s3.endpoint}, {@code s3.region},
+     * {@code s3.path-style}, {@code s3.access-key} and {@code s3.secret-key} as for blobs, each one absent read from
+     * {@code syncular.blobs.s3.*} (the key pair as a pair; one bucket and prefix may hold both stores: their keys
+     * never overlap).
+     * {@code s3.presign} (default false; only with the s3 store) gives a client that set accept bit 3 a SigV4
+     * presigned GET of the segment's object, fetched from the bucket with no credentials, instead of a native signed
+     * URL; it is valid for {@code s3.presign-ttl-ms} (default 900000; whole seconds from 1 s to 15 min) and needs no
+     * {@code syncular.signed-urls.secret}. {@code s3} is empty for the PostgreSQL store.
+     */
+    public record SegmentSettings(Optional<S3Settings> s3, boolean presign, long presignTtlMs) { }
+
     /**
      * {@code syncular.signed-urls.*} (SPEC §5.4): with {@code secret} (the base64 of at least 32 random bytes) a
      * client that sets accept bit 3 gets a {@code url} on each SEGMENT_REF, fetchable with no credentials until it
@@ -70,7 +85,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * is the SDK's default credential chain). {@code s3} is empty for the PostgreSQL store.
      */
     public record BlobSettings(long maxBytes, boolean sweepEnabled, long sweepIntervalMs, long sweepGraceMs,
-                               Optional<S3BlobStore.Settings> s3) { }
+                               Optional<S3Settings> s3) { }
 
     /**
      * {@code syncular.images.*} (SPEC §5.3): {@code enabled} (default true) serves a whole-table SQLite image to a
@@ -193,7 +208,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
                 limits(config), retention(config), realtime(config), backfill(config), leases(config), images(config),
-                blobs(config), signedUrls(config));
+                blobs(config), signedUrls(config), segments(config));
     }
 
     private static SignedUrlSettings signedUrls(Config config) {
@@ -255,39 +270,73 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                     + "uploads whose referencing push is still on its way (SPEC §5.9.2)");
         }
         String store = text(config, "syncular.blobs.store").orElse("postgres");
-        Optional<S3BlobStore.Settings> s3 = switch (store) {
+        Optional<S3Settings> s3 = switch (store) {
             case "postgres" -> Optional.empty();
-            case "s3" -> Optional.of(s3(config));
+            case "s3" -> Optional.of(s3(config, "syncular.blobs.s3", Optional.empty(), "syncular.blobs.store"));
             default -> throw new ConfigException("syncular.blobs.store must be postgres or s3");
         };
         return new BlobSettings(maxBytes, sweep, interval, grace, s3);
     }
 
-    private static S3BlobStore.Settings s3(Config config) {
-        String bucket = text(config, "syncular.blobs.s3.bucket").orElseThrow(() -> new ConfigException(
-                "syncular.blobs.s3.bucket is required when syncular.blobs.store is s3"));
+    /**
+     * The {@code <keys>.*} of one S3 store; each key absent there is read under {@code <fallback>.*} instead (the
+     * segment store's from the blob store's), and a message names the key the value came from.
+     */
+    private static S3Settings s3(Config config, String keys, Optional<String> fallback, String storeKey) {
+        Function<String, String> key = suffix -> fallback
+                .filter(f -> config.getOptionalValue(keys + "." + suffix, String.class).isEmpty())
+                .map(f -> f + "." + suffix).orElse(keys + "." + suffix);
+        String bucket = text(config, key.apply("bucket")).orElseThrow(() -> new ConfigException(
+                keys + ".bucket is required when " + storeKey + " is s3"));
         if (!bucket.matches("[a-z0-9][a-z0-9.\\-]{1,61}[a-z0-9]")) {
-            throw new ConfigException("syncular.blobs.s3.bucket must be an S3 bucket name");
+            throw new ConfigException(key.apply("bucket") + " must be an S3 bucket name");
         }
-        String prefix = config.getOptionalValue("syncular.blobs.s3.prefix", String.class).map(String::trim)
+        String prefix = config.getOptionalValue(key.apply("prefix"), String.class).map(String::trim)
                 .orElse("syncular");
-        Optional<URI> endpoint = parsed(config, "syncular.blobs.s3.endpoint", URI::create, "an http(s) URL");
+        Optional<URI> endpoint = parsed(config, key.apply("endpoint"), URI::create, "an http(s) URL");
         if (endpoint.isPresent() && (endpoint.get().getHost() == null
                 || !List.of("http", "https").contains(endpoint.get().getScheme()))) {
-            throw new ConfigException("syncular.blobs.s3.endpoint must be an http(s) URL");
+            throw new ConfigException(key.apply("endpoint") + " must be an http(s) URL");
         }
-        String region = text(config, "syncular.blobs.s3.region").orElse("us-east-1");
-        if (!region.matches("[a-z0-9-]+")) throw new ConfigException("syncular.blobs.s3.region must be a region name");
-        boolean pathStyle = parsed(config, "syncular.blobs.s3.path-style", SyncularConfig::bool, "true or false")
+        String region = text(config, key.apply("region")).orElse("us-east-1");
+        if (!region.matches("[a-z0-9-]+")) throw new ConfigException(key.apply("region") + " must be a region name");
+        boolean pathStyle = parsed(config, key.apply("path-style"), SyncularConfig::bool, "true or false")
                 .orElse(false);
-        Optional<String> accessKey = text(config, "syncular.blobs.s3.access-key");
-        Optional<String> secretKey = config.getOptionalValue("syncular.blobs.s3.secret-key", String.class)
+        // the key pair comes from one place: both of the store's own, or both of the fallback's
+        String credentials = fallback.filter(f -> config.getOptionalValue(keys + ".access-key", String.class).isEmpty()
+                && config.getOptionalValue(keys + ".secret-key", String.class).isEmpty()).orElse(keys);
+        Optional<String> accessKey = text(config, credentials + ".access-key");
+        Optional<String> secretKey = config.getOptionalValue(credentials + ".secret-key", String.class)
                 .filter(k -> !k.isEmpty());
         if (accessKey.isPresent() != secretKey.isPresent()) {
-            throw new ConfigException("syncular.blobs.s3.access-key and syncular.blobs.s3.secret-key go together: "
+            throw new ConfigException(credentials + ".access-key and " + credentials + ".secret-key go together: "
                     + "set both, or neither for the SDK's default credential chain");
         }
-        return new S3BlobStore.Settings(bucket, prefix, endpoint, region, pathStyle, accessKey, secretKey);
+        return new S3Settings(bucket, prefix, endpoint, region, pathStyle, accessKey, secretKey);
+    }
+
+    private static SegmentSettings segments(Config config) {
+        String store = text(config, "syncular.segments.store").orElse("postgres");
+        Optional<S3Settings> s3 = switch (store) {
+            case "postgres" -> Optional.empty();
+            case "s3" -> Optional.of(s3(config, "syncular.segments.s3", Optional.of("syncular.blobs.s3"),
+                    "syncular.segments.store"));
+            default -> throw new ConfigException("syncular.segments.store must be postgres or s3");
+        };
+        boolean presign = parsed(config, "syncular.segments.s3.presign", SyncularConfig::bool, "true or false")
+                .orElse(false);
+        Optional<Long> ttl = parsed(config, "syncular.segments.s3.presign-ttl-ms", Long::parseLong,
+                "a whole number of ms");
+        if ((presign || ttl.isPresent()) && s3.isEmpty()) {
+            throw new ConfigException("syncular.segments.s3.presign and syncular.segments.s3.presign-ttl-ms need "
+                    + "syncular.segments.store=s3: a presigned URL names an object in the segment bucket");
+        }
+        long ttlMs = ttl.orElse(syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS);
+        if (ttlMs < 1000 || ttlMs > syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS || ttlMs % 1000 != 0) {
+            throw new ConfigException("syncular.segments.s3.presign-ttl-ms must be whole seconds from 1000 to 900000:"
+                    + " a URL is a bearer grant for its TTL (SPEC §5.4, at most 15 minutes)");
+        }
+        return new SegmentSettings(s3, presign, presign ? ttlMs : 0);
     }
 
     private static ImageSettings images(Config config) {

@@ -6,17 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.URL;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.zip.GZIPOutputStream;
 import org.jboss.arquillian.container.test.api.Deployment;
@@ -26,15 +22,8 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import syncular.jakarta.schema.SchemaCompiler;
-import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.wire.BlobRef;
-import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.PushResult;
-import syncular.jakarta.wire.ReqHeader;
-import syncular.jakarta.wire.RequestMessage;
-import syncular.jakarta.wire.ResponseMessage;
-import syncular.jakarta.wire.RowCodec;
 
 /**
  * Blobs on a deployed server (SPEC §5.9, B.13), over real HTTP: upload → push a row referencing it → download by an
@@ -44,17 +33,7 @@ import syncular.jakarta.wire.RowCodec;
  */
 @ExtendWith(ArquillianExtension.class)
 class BlobsIT extends DatabaseIsolation {
-    static final String SCHEMA = """
-            {"version":1,"tables":[{"name":"attachments","primaryKey":"id","columns":[
-              {"name":"id","type":"string","nullable":false},
-              {"name":"project_id","type":"string","nullable":false},
-              {"name":"title","type":"string","nullable":false},
-              {"name":"file","type":"blob_ref","nullable":true}],
-             "scopes":[{"pattern":"project:{project_id}"}]}]}""";
-    static final TableSchema ATTACHMENTS = SchemaCompiler.compile(SCHEMA).table("attachments").orElseThrow();
-    /** The deployment's cap: room for the 200 MiB blob, and a gzip bomb still goes past it. */
-    static final long CAP = 220L * 1024 * 1024;
-    static final long LARGE = 200L * 1024 * 1024;
+    private static final long CAP = BlobsItSupport.CAP;
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @Deployment(testable = false)
@@ -68,46 +47,27 @@ class BlobsIT extends DatabaseIsolation {
 
     @BeforeEach
     void reset() throws Exception {
-        It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
-        HttpResponse<String> r = It.conformance(base, "POST", "reset",
-                "{\"schema\":" + SCHEMA + ",\"partition\":\"blob-p\",\"nowMs\":1782993600000}");
-        assertEquals(200, r.statusCode(), r.body());
+        HttpResponse<String> r = BlobsItSupport.reset(base);
         assertTrue(r.body().contains("\"blobs\""), r.body());
-        assertEquals(200, It.conformance(base, "PUT", "actors/owner/allowed", "{\"project_id\":[\"p1\"]}").statusCode());
         assertEquals(200, It.conformance(base, "PUT", "actors/intruder/allowed", "{\"project_id\":[\"p2\"]}")
                 .statusCode());
     }
 
     private URI blob(String blobId) throws Exception { return base.toURI().resolve("blobs/" + blobId); }
 
-    static String idOf(byte[] bytes) throws Exception {
-        return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    }
+    private static String idOf(byte[] bytes) throws Exception { return BlobsItSupport.idOf(bytes); }
 
     private HttpResponse<String> put(String actor, String blobId, byte[] body, String... headers) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(blob(blobId)).timeout(Duration.ofSeconds(60))
-                .header("X-Syncular-Actor", actor).header("Content-Type", "text/plain")
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (headers.length > 0) b.headers(headers);
-        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return BlobsItSupport.put(base, actor, blobId, body, headers);
     }
 
     private HttpResponse<byte[]> get(String actor, String blobId, String... headers) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(blob(blobId)).timeout(Duration.ofSeconds(60))
-                .header("X-Syncular-Actor", actor).GET();
-        if (headers.length > 0) b.headers(headers);
-        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+        return BlobsItSupport.get(base, actor, blobId, headers);
     }
 
-    /** One push of one upsert as {@code actor}; its PUSH_RESULT. */
     private PushResult push(String actor, String commitId, String rowId, String project, String fileRef)
             throws Exception {
-        byte[] payload = RowCodec.encode(ATTACHMENTS.descriptors(), new Object[] {rowId, project, "t", fileRef});
-        SyncTestClient client = new SyncTestClient(base.toURI(), "client-" + actor, "unused", actor);
-        ResponseMessage m = client.send(new RequestMessage(1, List.of(new ReqHeader("client-" + actor, 1),
-                new PushCommit(commitId, List.of(PushCommit.Operation.upsert("attachments", rowId, null, payload))))));
-        return m.frames().stream().filter(PushResult.class::isInstance).map(PushResult.class::cast).findFirst()
-                .orElseThrow();
+        return BlobsItSupport.push(base, actor, commitId, rowId, project, fileRef);
     }
 
     private static String code(String body) { return body.replaceAll("(?s).*\"code\":\"([^\"]+)\".*", "$1"); }
@@ -193,68 +153,8 @@ class BlobsIT extends DatabaseIsolation {
         assertEquals("blob.too_large", code(overCap.body()));
     }
 
-    /** {@link #LARGE} bytes of a deterministic sequence, generated as they are read. */
-    static InputStream generated(long length) {
-        return new InputStream() {
-            long at;
-
-            @Override
-            public int read() { return at < length ? (int) ((at++ * 131) & 0xff) : -1; }
-
-            @Override
-            public int read(byte[] b, int off, int len) {
-                if (at >= length) return -1;
-                int n = (int) Math.min(len, length - at);
-                for (int i = 0; i < n; i++) b[off + i] = (byte) ((at++ * 131) & 0xff);
-                return n;
-            }
-        };
-    }
-
     @Test
     void a200MiBBlobStreamsUpAndDownWithTheServersOldGenerationFlat() throws Exception {
-        MessageDigest sha = MessageDigest.getInstance("SHA-256");
-        try (InputStream in = generated(LARGE)) {
-            byte[] buf = new byte[1 << 16];
-            for (int n; (n = in.read(buf)) >= 0; ) sha.update(buf, 0, n);
-        }
-        String id = "sha256:" + HexFormat.of().formatHex(sha.digest());
-        assertEquals(200, HTTP.send(HttpRequest.newBuilder(base.toURI().resolve("it-heap/start"))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
-
-        long started = System.nanoTime();
-        HttpResponse<String> up = HTTP.send(HttpRequest.newBuilder(blob(id)).timeout(Duration.ofMinutes(10))
-                .header("X-Syncular-Actor", "owner").header("Content-Type", "application/octet-stream")
-                .PUT(HttpRequest.BodyPublishers.fromPublisher(
-                        HttpRequest.BodyPublishers.ofInputStream(() -> generated(LARGE)), LARGE))
-                .build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, up.statusCode(), up.body());
-        long uploaded = System.nanoTime();
-        assertEquals(PushResult.Status.APPLIED, push("owner", "c1", "big", "p1",
-                new BlobRef(id, LARGE, "application/octet-stream", "big.bin").toJson()).status());
-
-        HttpResponse<InputStream> down = HTTP.send(HttpRequest.newBuilder(blob(id)).timeout(Duration.ofMinutes(10))
-                .header("X-Syncular-Actor", "owner").GET().build(), HttpResponse.BodyHandlers.ofInputStream());
-        assertEquals(200, down.statusCode());
-        MessageDigest back = MessageDigest.getInstance("SHA-256");
-        long count = 0;
-        try (InputStream in = down.body()) {
-            byte[] buf = new byte[1 << 16];
-            for (int n; (n = in.read(buf)) >= 0; count += n) back.update(buf, 0, n);
-        }
-        long downloaded = System.nanoTime();
-        assertEquals(LARGE, count);
-        assertEquals(id, "sha256:" + HexFormat.of().formatHex(back.digest()), "the bytes came back unchanged");
-
-        String heap = HTTP.send(HttpRequest.newBuilder(base.toURI().resolve("it-heap/stop"))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).body();
-        System.out.println("[BlobsIT] " + It.server() + ": 200 MiB up in " + (uploaded - started) / 1_000_000
-                + " ms, down in " + (downloaded - uploaded) / 1_000_000 + " ms; heap " + heap);
-        long oldBaseline = Long.parseLong(heap.replaceAll(".*\"oldBaseline\":(-?\\d+).*", "$1"));
-        long oldPeak = Long.parseLong(heap.replaceAll(".*\"oldPeak\":(-?\\d+).*", "$1"));
-        if (oldPeak >= 0) {
-            assertTrue(oldPeak - oldBaseline < 100L * 1024 * 1024,
-                    "the old generation grew by less than half the blob: nothing held it whole; " + heap);
-        }
+        BlobsItSupport.largeBlobRoundTrip(base, "BlobsIT", id -> { });
     }
 }

@@ -82,7 +82,8 @@ class SignedUrlDeliveryTest {
                         SyncSettings.DEFAULTS.maxResponseBytes(), segmentTtlMs,
                         SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(), SyncSettings.DEFAULTS.admission(),
                         SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit()),
-                new SegmentPublishing(segments, clock, segmentTtlMs, Optional.of(lane), urls), Validation.NONE,
+                new SegmentPublishing(segments, clock, segmentTtlMs, Optional.of(lane),
+                        urls.map(SegmentUrls.class::cast)), Validation.NONE,
                 Leases.OFF);
     }
 

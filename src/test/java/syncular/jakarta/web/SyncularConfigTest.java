@@ -214,8 +214,8 @@ class SyncularConfigTest {
         assertTrue(SyncularConfig.from(config(DB)).blobs().s3().isEmpty(), "PostgreSQL is the embedded default");
         Map<String, String> s3 = with("syncular.blobs.store", "s3");
         s3.put("syncular.blobs.s3.bucket", "media-bucket");
-        syncular.jakarta.storage.s3.S3BlobStore.Settings d = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
-        assertEquals(new syncular.jakarta.storage.s3.S3BlobStore.Settings("media-bucket", "syncular", Optional.empty(),
+        syncular.jakarta.storage.s3.S3Settings d = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
+        assertEquals(new syncular.jakarta.storage.s3.S3Settings("media-bucket", "syncular", Optional.empty(),
                 "us-east-1", false, Optional.empty(), Optional.empty()), d, "AWS, the default credential chain");
 
         s3.put("syncular.blobs.s3.endpoint", "http://127.0.0.1:9000");
@@ -224,11 +224,61 @@ class SyncularConfigTest {
         s3.put("syncular.blobs.s3.prefix", "");
         s3.put("syncular.blobs.s3.access-key", "AKIA1");
         s3.put("syncular.blobs.s3.secret-key", "s3cr3t");
-        syncular.jakarta.storage.s3.S3BlobStore.Settings all = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
-        assertEquals(new syncular.jakarta.storage.s3.S3BlobStore.Settings("media-bucket", "",
+        syncular.jakarta.storage.s3.S3Settings all = SyncularConfig.from(config(s3)).blobs().s3().orElseThrow();
+        assertEquals(new syncular.jakarta.storage.s3.S3Settings("media-bucket", "",
                 Optional.of(java.net.URI.create("http://127.0.0.1:9000")), "eu-central-1", true, Optional.of("AKIA1"),
                 Optional.of("s3cr3t")), all);
         assertFalse(all.toString().contains("s3cr3t"), "settings never print the secret key");
+    }
+
+    @Test
+    void theSegmentStoreIsPostgresUnlessS3IsChosenAndReadsTheBlobBucketsKeysItDoesNotSetItself() {
+        SyncularConfig.SegmentSettings none = SyncularConfig.from(config(DB)).segments();
+        assertTrue(none.s3().isEmpty(), "PostgreSQL is the embedded default");
+        assertFalse(none.presign());
+        Map<String, String> s3 = with("syncular.segments.store", "s3");
+        s3.put("syncular.blobs.s3.bucket", "shared-bucket");
+        s3.put("syncular.blobs.s3.endpoint", "http://127.0.0.1:9000");
+        s3.put("syncular.blobs.s3.path-style", "true");
+        s3.put("syncular.blobs.s3.access-key", "AKIA1");
+        s3.put("syncular.blobs.s3.secret-key", "s3cr3t");
+        s3.put("syncular.segments.s3.prefix", "segs");
+        SyncularConfig.SegmentSettings shared = SyncularConfig.from(config(s3)).segments();
+        assertEquals(new syncular.jakarta.storage.s3.S3Settings("shared-bucket", "segs",
+                Optional.of(java.net.URI.create("http://127.0.0.1:9000")), "us-east-1", true, Optional.of("AKIA1"),
+                Optional.of("s3cr3t")), shared.s3().orElseThrow(), "the blob store's connection, its own prefix");
+        assertTrue(SyncularConfig.from(config(s3)).blobs().s3().isEmpty(), "blobs stay in PostgreSQL");
+        assertFalse(shared.presign(), "native signed URLs (or none) unless presign is asked for");
+
+        s3.put("syncular.segments.s3.presign", "true");
+        SyncularConfig.SegmentSettings presign = SyncularConfig.from(config(s3)).segments();
+        assertTrue(presign.presign());
+        assertEquals(900_000, presign.presignTtlMs(), "the spec's 15-minute bound by default");
+        s3.put("syncular.segments.s3.presign-ttl-ms", "60000");
+        assertEquals(60_000, SyncularConfig.from(config(s3)).segments().presignTtlMs());
+    }
+
+    @Test
+    void refusesAnIncompleteOrMalformedSegmentStoreNamingTheKey() {
+        assertMessage(with("syncular.segments.store", "memory"), "syncular.segments.store must be postgres or s3");
+        assertMessage(with("syncular.segments.store", "s3"),
+                "syncular.segments.s3.bucket is required when syncular.segments.store is s3");
+        Map<String, String> s3 = with("syncular.segments.store", "s3");
+        s3.put("syncular.blobs.s3.bucket", "Not_A_Bucket");
+        assertMessage(s3, "syncular.blobs.s3.bucket must be an S3 bucket name");
+        s3.put("syncular.segments.s3.bucket", "segments");
+        s3.put("syncular.segments.s3.access-key", "AKIA1");
+        assertMessage(s3, "syncular.segments.s3.access-key and syncular.segments.s3.secret-key go together: set both,"
+                + " or neither for the SDK's default credential chain");
+        s3.remove("syncular.segments.s3.access-key");
+        for (String ttl : new String[] {"0", "999", "900001", "1500"}) {
+            s3.put("syncular.segments.s3.presign-ttl-ms", ttl);
+            assertMessage(s3, "syncular.segments.s3.presign-ttl-ms must be whole seconds from 1000 to 900000: a URL is"
+                    + " a bearer grant for its TTL (SPEC §5.4, at most 15 minutes)");
+        }
+        assertMessage(with("syncular.segments.s3.presign", "true"), "syncular.segments.s3.presign and"
+                + " syncular.segments.s3.presign-ttl-ms need syncular.segments.store=s3: a presigned URL names an"
+                + " object in the segment bucket");
     }
 
     @Test

@@ -5,10 +5,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
+import syncular.jakarta.storage.SegmentBytesCache;
 import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -74,10 +74,7 @@ public final class PostgresSegmentStore implements SegmentStore {
             + " (SELECT 1 FROM sync_segment_publications p WHERE p.segment_id = s.segment_id)";
 
     private final OwnTables tables;
-    /** Recently stored or read bytes by content address, least recently used first: immutable, so never stale. */
-    private final LinkedHashMap<String, byte[]> recent = new LinkedHashMap<>(16, 0.75f, true);
-    private final long cacheBytes;
-    private long cachedBytes;
+    private final SegmentBytesCache recent;
 
     /**
      * {@code cacheBytes}: how many bytes of recently stored or read segments this node keeps in memory for
@@ -85,26 +82,7 @@ public final class PostgresSegmentStore implements SegmentStore {
      */
     public PostgresSegmentStore(DataSource dataSource, long cacheBytes) {
         this.tables = new OwnTables(dataSource, DDL);
-        this.cacheBytes = cacheBytes;
-    }
-
-    private synchronized Optional<byte[]> cached(String segmentId) {
-        return Optional.ofNullable(recent.get(segmentId));
-    }
-
-    private synchronized void remember(String segmentId, byte[] bytes) {
-        if (bytes.length > cacheBytes / 4 || recent.containsKey(segmentId)) return;
-        recent.put(segmentId, bytes);
-        cachedBytes += bytes.length;
-        for (var it = recent.entrySet().iterator(); cachedBytes > cacheBytes && it.hasNext(); ) {
-            cachedBytes -= it.next().getValue().length;
-            it.remove();
-        }
-    }
-
-    private synchronized void forgetAll() {
-        recent.clear();
-        cachedBytes = 0;
+        this.recent = new SegmentBytesCache(cacheBytes);
     }
 
     @Override
@@ -148,7 +126,7 @@ public final class PostgresSegmentStore implements SegmentStore {
             }
             return p;
         });
-        remember(p.segmentId(), bytes);
+        recent.remember(p.segmentId(), bytes);
         return published;
     }
 
@@ -198,7 +176,7 @@ public final class PostgresSegmentStore implements SegmentStore {
     /** The stored bytes; the array may be shared with other callers and must not be modified. */
     @Override
     public Optional<byte[]> bytes(String segmentId) {
-        Optional<byte[]> hit = cached(segmentId);
+        Optional<byte[]> hit = recent.get(segmentId);
         if (hit.isPresent()) return hit;
         Optional<byte[]> read = run(c -> {
             try (PreparedStatement ps = c.prepareStatement(BYTES)) {
@@ -208,7 +186,7 @@ public final class PostgresSegmentStore implements SegmentStore {
                 }
             }
         });
-        read.ifPresent(b -> remember(segmentId, b));
+        read.ifPresent(b -> recent.remember(segmentId, b));
         return read;
     }
 
@@ -221,7 +199,7 @@ public final class PostgresSegmentStore implements SegmentStore {
             }
             try (Statement s = c.createStatement()) {
                 int swept = s.executeUpdate(SWEEP_SEGMENTS);
-                if (swept > 0) forgetAll();   // no memory for bytes the database no longer holds
+                if (swept > 0) recent.forgetAll();   // no memory for bytes the database no longer holds
                 return swept;
             }
         });

@@ -1,10 +1,11 @@
 package syncular.jakarta.storage.s3;
 
+import static syncular.jakarta.storage.s3.S3Clients.call;
+
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.URI;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -20,19 +21,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
-import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
@@ -81,60 +73,24 @@ public final class S3BlobStore implements BlobStore, AutoCloseable {
     private static final String UPLOADED_AT = "uploaded-at-ms";
     private static final String MEDIA_TYPE = "media-type";
 
-    /**
-     * {@code syncular.blobs.s3.*}: {@code endpoint} empty means AWS's own for the region; {@code accessKey}
-     * empty means the SDK's default credential chain (environment, profile, container or instance role).
-     */
-    public record Settings(String bucket, String prefix, Optional<URI> endpoint, String region, boolean pathStyle,
-                           Optional<String> accessKey, Optional<String> secretKey) {
-        public Settings {
-            if (accessKey.isPresent() != secretKey.isPresent()) {
-                throw new IllegalArgumentException("an access key needs its secret key, and the other way round");
-            }
-        }
-
-        /** Never the secret key: settings end up in logs. */
-        @Override
-        public String toString() {
-            return "S3 bucket " + bucket + " prefix '" + prefix + "' endpoint " + endpoint.map(URI::toString)
-                    .orElse("(AWS)") + " region " + region + (pathStyle ? " path-style" : "")
-                    + (accessKey.isPresent() ? " with a static access key" : " with the default credential chain");
-        }
-    }
-
     private final S3Client s3;
-    private final Settings settings;
+    private final S3Settings settings;
     private final String bucket;
     private final String root;
 
-    private S3BlobStore(S3Client s3, Settings settings) {
+    private S3BlobStore(S3Client s3, S3Settings settings) {
         this.s3 = s3;
         this.settings = settings;
         this.bucket = settings.bucket();
-        String p = settings.prefix() == null ? "" : settings.prefix().replaceAll("^/+|/+$", "");
-        this.root = p.isEmpty() ? "" : p + "/";
+        this.root = settings.root();
     }
 
     /** What the store was opened with. */
-    public Settings settings() { return settings; }
+    public S3Settings settings() { return settings; }
 
     /** A client for {@code settings} on the JDK's HTTP transport, and the store over it. */
-    public static S3BlobStore open(Settings settings) {
-        AwsCredentialsProvider credentials = settings.accessKey().isPresent()
-                ? StaticCredentialsProvider.create(AwsBasicCredentials.create(settings.accessKey().get(),
-                        settings.secretKey().orElseThrow()))
-                : DefaultCredentialsProvider.builder().build();
-        S3ClientBuilder builder = S3Client.builder()
-                .httpClientBuilder(UrlConnectionHttpClient.builder())
-                .region(Region.of(settings.region()))
-                .credentialsProvider(credentials)
-                .forcePathStyle(settings.pathStyle())
-                // the SDK's default CRC trailers (aws-chunked with trailing checksums) are not spoken by every
-                // S3-compatible server; the store verifies the content address itself
-                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
-        settings.endpoint().ifPresent(builder::endpointOverride);
-        return new S3BlobStore(builder.build(), settings);
+    public static S3BlobStore open(S3Settings settings) {
+        return new S3BlobStore(S3Clients.client(settings), settings);
     }
 
     /** Releases the client's connections; the store is unusable afterwards. */
@@ -411,17 +367,6 @@ public final class S3BlobStore implements BlobStore, AutoCloseable {
     }
 
     private void deleteKey(String key) { call(() -> s3.deleteObject(b -> b.bucket(bucket).key(key))); }
-
-    private interface S3Call<T> { T run(); }
-
-    /** S3 and transport failures are infrastructure failures, as SQL errors are for the PostgreSQL store. */
-    private static <T> T call(S3Call<T> c) {
-        try {
-            return c.run();
-        } catch (SdkException e) {
-            throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
-        }
-    }
 
     private static MessageDigest sha256() {
         try {

@@ -27,12 +27,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.S3Object;
 import syncular.jakarta.storage.BlobStore;
@@ -52,12 +47,7 @@ class S3BlobStoreTest {
     @BeforeAll
     static void server() {
         endpoint = S3ProxySupport.endpoint();
-        raw = S3Client.builder().httpClientBuilder(UrlConnectionHttpClient.builder()).region(Region.US_EAST_1)
-                .endpointOverride(endpoint).forcePathStyle(true)
-                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
-                        S3ProxySupport.ACCESS_KEY, S3ProxySupport.SECRET_KEY)))
-                .build();
+        raw = S3ProxySupport.client();
     }
 
     @AfterAll

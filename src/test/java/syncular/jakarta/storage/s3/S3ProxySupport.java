@@ -7,6 +7,12 @@ import org.gaul.s3proxy.AuthenticationType;
 import org.gaul.s3proxy.S3Proxy;
 import org.jclouds.ContextBuilder;
 import org.jclouds.blobstore.BlobStoreContext;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
 
 /**
  * One real S3 API server per test JVM: S3Proxy over jclouds' in-memory ("transient") backend, on a free loopback
@@ -41,9 +47,19 @@ public final class S3ProxySupport {
         }
     }
 
-    public static S3BlobStore.Settings settings(URI endpoint, String prefix) {
-        return new S3BlobStore.Settings(BUCKET, prefix, Optional.of(endpoint), "us-east-1", true,
+    public static S3Settings settings(URI endpoint, String prefix) {
+        return new S3Settings(BUCKET, prefix, Optional.of(endpoint), "us-east-1", true,
                 Optional.of(ACCESS_KEY), Optional.of(SECRET_KEY));
+    }
+
+    /** A plain SDK client on the server, for a test to look at (or change) the bucket behind a store's back. */
+    public static S3Client client() {
+        return S3Client.builder().httpClientBuilder(UrlConnectionHttpClient.builder()).region(Region.US_EAST_1)
+                .endpointOverride(endpoint()).forcePathStyle(true)
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY,
+                        SECRET_KEY)))
+                .build();
     }
 
     public static String prefix(String label) { return label + "-" + System.nanoTime(); }
