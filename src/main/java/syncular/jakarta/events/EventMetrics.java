@@ -54,6 +54,8 @@ public final class EventMetrics implements Consumer<EventRing.Sequenced> {
                         .increment(e.bootstrapBytes());
             }
             counter("syncular.pull.changes", "changes sent in incremental pulls").increment(e.changes());
+        } else if (event instanceof ServerEvent.SegmentPublished e) {
+            segments(e.origin());
         } else if (event instanceof ServerEvent.SegmentServed e) {
             segments("ok".equals(e.outcome()) ? "served" : "refused");
         } else if (event instanceof ServerEvent.SocketOpened) {
@@ -91,7 +93,7 @@ public final class EventMetrics implements Consumer<EventRing.Sequenced> {
     }
 
     private void segments(String event) {
-        counter("syncular.segments", "bootstrap segment downloads served or refused", "event", event)
+        counter("syncular.segments", "SQLite images built or reused, segment downloads served or refused", "event", event)
                 .increment();
     }
 

@@ -116,6 +116,24 @@ public sealed interface ServerEvent {
         }
     }
 
+    /**
+     * A SQLite image segment (§5.3) for a pull: {@code built} for this context, or {@code reused} — an existing
+     * live publication, or one a concurrent request was building. Rows-lane pages are built per page and counted
+     * in {@code pull.served}.
+     */
+    record SegmentPublished(long atMs, String partition, String segmentId, String table, String origin, long bytes,
+                            long rows) implements ServerEvent {
+        public String type() { return "segment." + origin; }
+
+        public void details(Map<String, Object> m) {
+            m.put("segmentId", segmentId);
+            m.put("table", table);
+            m.put("mediaType", "sqlite");
+            m.put("bytes", bytes);
+            m.put("rows", rows);
+        }
+    }
+
     /** A segment download (§5.4), served ({@code ok}) or refused with {@code errorCode}. */
     record SegmentServed(long atMs, String partition, String actorId, String segmentId, String outcome,
                          String errorCode, long bytes, long durationMs) implements ServerEvent {

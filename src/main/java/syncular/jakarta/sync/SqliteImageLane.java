@@ -9,6 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.image.SqliteImageWriter;
 import syncular.jakarta.schema.TableSchema;
@@ -47,8 +49,15 @@ public final class SqliteImageLane {
     private final ConcurrentHashMap<SegmentStore.Key, CompletableFuture<Optional<SegmentStore.Publication>>> building =
             new ConcurrentHashMap<>();
 
-    /** {@code directory}: where image files are built (scratch, deleted after each build). */
-    public SqliteImageLane(SegmentStore store, Clock clock, long ttlMs, Path directory, int concurrentBuilds) {
+    private final ServerEvents events;
+
+    /**
+     * {@code directory}: where image files are built (scratch, deleted after each build); {@code events}: a
+     * {@code segment.built} or {@code segment.reused} event per image a pull gets (issue 20).
+     */
+    public SqliteImageLane(SegmentStore store, Clock clock, long ttlMs, Path directory, int concurrentBuilds,
+                           ServerEvents events) {
+        this.events = events;
         this.store = store;
         this.clock = clock;
         this.ttlMs = ttlMs;
@@ -66,7 +75,9 @@ public final class SqliteImageLane {
                 request.schemaVersion(), SegmentRef.MediaType.SQLITE.code(), request.scopeDigest(),
                 request.asOfCommitSeq(), null, null);
         Optional<SegmentStore.Publication> live = store.find(key, clock.nowMs());
-        if (live.isEmpty()) {
+        if (live.isPresent()) {
+            emit(live.get(), "reused");
+        } else {
             List<StoredRow> probe = session.scanRows(new RowScanQuery(table.name(), scopes, null,
                     limitSnapshotRows + 1));
             if (probe.size() <= limitSnapshotRows) return Optional.empty();
@@ -83,7 +94,9 @@ public final class SqliteImageLane {
         if (running != null) {
             session.release();   // no connection held while another request builds this image
             try {
-                return running.join();
+                Optional<SegmentStore.Publication> theirs = running.join();
+                theirs.ifPresent(p -> emit(p, "reused"));
+                return theirs;
             } catch (CompletionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : e;
             }
@@ -104,7 +117,10 @@ public final class SqliteImageLane {
                                                      ScopeFilter scopes, List<StoredRow> probe) {
         // a build that finished between this request's lookup and its turn: serve that one
         Optional<SegmentStore.Publication> live = store.find(key, clock.nowMs());
-        if (live.isPresent()) return live;
+        if (live.isPresent()) {
+            emit(live.get(), "reused");
+            return live;
+        }
         session.release();
         builds.acquireUninterruptibly();
         byte[] bytes;
@@ -132,9 +148,19 @@ public final class SqliteImageLane {
         long now = clock.nowMs();
         // another node may have published one for this context meanwhile: every client gets that one (§5.3 reuse)
         live = store.find(key, now);
-        if (live.isPresent()) return live;
-        return Optional.of(store.publish(new SegmentStore.Publication(SegmentStore.segmentId(bytes), key, bytes.length,
-                rows, now, now + ttlMs), bytes));
+        if (live.isPresent()) {
+            emit(live.get(), "reused");
+            return live;
+        }
+        SegmentStore.Publication built = store.publish(new SegmentStore.Publication(SegmentStore.segmentId(bytes), key,
+                bytes.length, rows, now, now + ttlMs), bytes);
+        emit(built, "built");
+        return Optional.of(built);
+    }
+
+    private void emit(SegmentStore.Publication p, String origin) {
+        events.emit(new ServerEvent.SegmentPublished(clock.nowMs(), p.key().partition(), p.segmentId(),
+                p.key().table(), origin, p.byteLength(), p.rowCount()));
     }
 
     private static void addAll(SqliteImageWriter image, TableSchema table, List<StoredRow> rows) {

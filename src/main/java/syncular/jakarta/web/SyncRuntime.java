@@ -14,6 +14,7 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import syncular.jakarta.events.EventBus;
 import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.Authenticator;
 import syncular.jakarta.host.BackfillDefinition;
 import syncular.jakarta.host.Clock;
@@ -219,7 +220,7 @@ public class SyncRuntime {
                 : signedUrls.map(SegmentUrls.class::cast);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
-                        settings), segmentUrls), validation(), leases, blobs, telemetry.events());
+                        settings, telemetry.events()), segmentUrls), validation(), leases, blobs, telemetry.events());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
                 declarations,
@@ -243,11 +244,11 @@ public class SyncRuntime {
 
     /** SPEC §5.3: the SQLite-image lane over the segment store, unless {@code syncular.images.enabled=false}. */
     private static Optional<SqliteImageLane> images(SyncularConfig config, SegmentStore segments, Clock clock,
-                                                    SyncSettings settings) {
+                                                    SyncSettings settings, ServerEvents events) {
         SyncularConfig.ImageSettings images = config.images();
         if (!images.enabled()) return Optional.empty();
         return Optional.of(new SqliteImageLane(segments, clock, settings.segmentTtlMs(), images.directory(),
-                images.concurrentBuilds()));
+                images.concurrentBuilds(), events));
     }
 
     /** SPEC §7.3: the lease store in this database when a TTL is configured, else {@link Leases#OFF}. */

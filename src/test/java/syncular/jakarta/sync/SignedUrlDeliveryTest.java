@@ -76,7 +76,8 @@ class SignedUrlDeliveryTest {
 
     /** {@code segmentTtlMs}: the segments' own cache lifetime (§5.1), apart from the URLs' TTL. */
     private SyncHandler handler(Optional<SignedUrls> urls, long segmentTtlMs) {
-        SqliteImageLane lane = new SqliteImageLane(segments, clock, segmentTtlMs, dir, 1);
+        SqliteImageLane lane = new SqliteImageLane(segments, clock, segmentTtlMs, dir, 1,
+                syncular.jakarta.events.ServerEvents.NONE);
         return new SyncHandler(storage, () -> SCHEMA, List::of, ALL_PROJECTS, clock,
                 new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), 1,
                         SyncSettings.DEFAULTS.maxResponseBytes(), segmentTtlMs,

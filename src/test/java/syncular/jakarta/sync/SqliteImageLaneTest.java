@@ -25,6 +25,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.SegmentStore;
@@ -101,8 +102,12 @@ class SqliteImageLaneTest {
         public int sweepExpired(long nowMs) { return segments.sweepExpired(nowMs); }
     }
 
-    private static SyncHandler handler(SegmentStore store, Path imageDirectory) {
-        SqliteImageLane lane = new SqliteImageLane(store, System::currentTimeMillis, 3_600_000, imageDirectory, 2);
+    /** The lane's segment.built / segment.reused events, per test. */
+    final List<ServerEvent.SegmentPublished> published = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private SyncHandler handler(SegmentStore store, Path imageDirectory) {
+        SqliteImageLane lane = new SqliteImageLane(store, System::currentTimeMillis, 3_600_000, imageDirectory, 2,
+                e -> published.add((ServerEvent.SegmentPublished) e));
         return new SyncHandler(storage, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
                 System::currentTimeMillis, SyncSettings.DEFAULTS,
                 new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty()),
@@ -190,6 +195,9 @@ class SqliteImageLaneTest {
         ResponseMessage second = pull(h, actor, "c2", "p1", WITH_SQLITE, 2, 1, -1, null);
         assertEquals(ref.segmentId(), ((SegmentRef) body(second).get(0)).segmentId(), "reused, never rebuilt");
         assertEquals(1, store.published.get());
+        assertEquals(List.of("segment.built", "segment.reused"), published.stream().map(ServerEvent::type).toList(),
+                "the operator sees the build and the reuse");
+        assertEquals(List.of(7L, 7L), published.stream().map(ServerEvent.SegmentPublished::rows).toList());
 
         // a new commit moves the pin: a new image at the new pin
         seed(h, actor, "p1", 7, 8);
@@ -245,6 +253,9 @@ class SqliteImageLaneTest {
             for (Future<String> f : ids) seen.add(f.get());
             assertEquals(1, seen.stream().distinct().count(), "every client got the same image: " + seen);
             assertEquals(1, store.published.get(), "built once");
+            assertEquals(1, published.stream().filter(e -> e.type().equals("segment.built")).count());
+            assertEquals(clients - 1, published.stream().filter(e -> e.type().equals("segment.reused")).count(),
+                    "every other client reused it");
             SegmentRef ref = (SegmentRef) body(pull(h, actor, "late", "p1", WITH_SQLITE, 100, 1, -1, null)).get(0);
             assertEquals(10_000, ref.rowCount());
         } finally {
@@ -291,7 +302,8 @@ class SqliteImageLaneTest {
                 return super.publish(publication, bytes);
             }
         };
-        SqliteImageLane lane = new SqliteImageLane(store, System::currentTimeMillis, 3_600_000, dir, 2);
+        SqliteImageLane lane = new SqliteImageLane(store, System::currentTimeMillis, 3_600_000, dir, 2,
+                syncular.jakarta.events.ServerEvents.NONE);
         SyncHandler h = new SyncHandler(counted, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
                 System::currentTimeMillis, SyncSettings.DEFAULTS,
                 new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty()),
