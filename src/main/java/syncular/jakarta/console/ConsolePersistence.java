@@ -73,8 +73,18 @@ public final class ConsolePersistence {
 
         @Override public List<URL> getJarFileUrls() { return List.of(); }
 
+        /**
+         * The class-path root the entities are under, as a directory URL ending in {@code /} (or a jar's
+         * {@code jar:…!/}): a providers treats a root without the slash as a jar file.
+         */
         @Override public URL getPersistenceUnitRootUrl() {
-            return ConsolePersistence.class.getProtectionDomain().getCodeSource().getLocation();
+            String self = ConsolePersistence.class.getName().replace('.', '/') + ".class";
+            String url = ConsolePersistence.class.getClassLoader().getResource(self).toExternalForm();
+            try {
+                return new URL(url.substring(0, url.length() - self.length()));
+            } catch (java.net.MalformedURLException e) {
+                throw new IllegalStateException("the console's class-path root is not a URL: " + url, e);
+            }
         }
 
         @Override public List<String> getManagedClassNames() {
