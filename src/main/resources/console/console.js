@@ -337,7 +337,7 @@
         'aria-label': `lag of ${c.clientId}` }));
       setText(cell(tr, 'sockets'), c.socketsOnThisNode);
       setText(cell(tr, 'updatedAt'), ago(c.updatedAtMs));
-      tr.setAttribute('aria-selected', String(!!state.detail && state.detail.clientId === c.clientId));
+      tr.dataset.selected = String(!!state.detail && state.detail.clientId === c.clientId);
     });
     $('clients-empty').hidden = body.clients.length > 0;
     if (state.detail && state.detail.partition === partition) await refreshDetail();
@@ -352,7 +352,7 @@
   function openDetail(partition, clientId) {
     state.detail = { partition, clientId };
     for (const tr of $('clients-table').tBodies[0].rows) {
-      tr.setAttribute('aria-selected', String(tr.dataset.clientId === clientId));
+      tr.dataset.selected = String(tr.dataset.clientId === clientId);
     }
     refreshDetail().then(() => recovered('client'), (e) => failed('client', e));
   }
@@ -360,7 +360,7 @@
   function closeDetail() {
     state.detail = null;
     $('client-detail').hidden = true;
-    for (const tr of $('clients-table').tBodies[0].rows) tr.setAttribute('aria-selected', 'false');
+    for (const tr of $('clients-table').tBodies[0].rows) tr.dataset.selected = 'false';
   }
 
   $('client-detail-close').addEventListener('click', closeDetail);
