@@ -257,7 +257,10 @@
       const rec = p.pruneRecommendation;
       setText(cell(tr, 'pruneRecommendation'), rec.removableCommits > 0
         ? `to ${rec.targetHorizonSeq} (${rec.removableCommits} removable)` : 'nothing to prune');
-      setText(cell(tr, 'logEpoch'), p.logEpoch);
+      const epoch = cell(tr, 'logEpoch');   // a UUID: its head is enough to tell two epochs apart on sight
+      setText(epoch, p.logEpoch && p.logEpoch.length > 13 ? `${p.logEpoch.slice(0, 8)}…` : p.logEpoch);
+      epoch.title = p.logEpoch || '';
+      epoch.dataset.value = p.logEpoch || '';
       tr.dataset.horizonSeq = p.horizonSeq;
       tr.dataset.targetHorizonSeq = rec.targetHorizonSeq;
     });
