@@ -6,13 +6,17 @@ import jakarta.ejb.TransactionAttribute;
 import jakarta.ejb.TransactionAttributeType;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.EntityTag;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,7 +32,9 @@ import syncular.jakarta.wire.Json;
  * {@code GET admin/checkpoints} lists every checkpoint with its state,
  * watermark, pass position, observed rows, rate and ETA, plus whether this process serves, and
  * {@code POST admin/log-epochs} rotates the log epochs after a backup restore ({@link LogEpochs}), and
- * {@code POST admin/leases/{leaseId}/revoke} revokes an auth lease (SPEC §7.3.4). Protected twice, the
+ * {@code POST admin/leases/{leaseId}/revoke} revokes an auth lease (SPEC §7.3.4), and {@code GET admin/} is the
+ * operator console page (issue 20) with its files under {@code admin/assets/} ({@link ConsoleAssets}). Protected
+ * twice, the
  * way both servers honour it (WILDFLY.md §5): the web.xml security constraint on {@code /admin/*} (401 without
  * credentials, 403 without the role) and {@code @RolesAllowed} enforced by the EJB container.
  */
@@ -40,6 +46,48 @@ public class AdminResource {
     SyncRuntime runtime;
     @Inject
     Readiness readiness;
+
+    /**
+     * The console page. Its files are named relative to {@code admin/}, so {@code admin} without the slash is
+     * redirected there first.
+     */
+    @GET
+    @Produces(MediaType.TEXT_HTML)
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+    public Response page(@Context UriInfo uri, @HeaderParam("If-None-Match") String ifNoneMatch) {
+        if (!uri.getRequestUri().getRawPath().endsWith("/")) {
+            return Response.status(Response.Status.MOVED_PERMANENTLY)
+                    .location(uri.getRequestUriBuilder().replacePath(uri.getRequestUri().getRawPath() + "/")
+                            .replaceQuery(null).build())
+                    .build();
+        }
+        return consoleFile(ConsoleAssets.PAGE, ifNoneMatch);
+    }
+
+    /** One of the page's files (script, style sheet, icon); any other name is 404. */
+    @GET
+    @Path("assets/{name}")
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+    public Response asset(@PathParam("name") String name, @HeaderParam("If-None-Match") String ifNoneMatch) {
+        return consoleFile(name, ifNoneMatch);
+    }
+
+    private static Response consoleFile(String name, String ifNoneMatch) {
+        ConsoleAssets.Asset asset = ConsoleAssets.shipped().find(name).orElse(null);
+        if (asset == null) {
+            return ErrorBodies.of(404, ErrorCode.SYNC_NOT_FOUND, "the console has no such file", null);
+        }
+        Response.ResponseBuilder r = asset.matches(ifNoneMatch) ? Response.notModified()
+                : Response.ok(asset.body(), asset.mediaType());
+        return r.tag(new EntityTag(asset.etag()))
+                .header("Content-Security-Policy", ConsoleAssets.CONTENT_SECURITY_POLICY)
+                .header("X-Content-Type-Options", "nosniff")
+                .header("X-Frame-Options", "DENY")
+                .header("Referrer-Policy", "no-referrer")
+                // revalidated on every load (the ETag makes that cheap), so a redeployed console is seen at once
+                .header("Cache-Control", "no-cache")
+                .build();
+    }
 
     /** The readiness checks with their operator detail, which the public {@code health/ready} leaves out. */
     @GET
