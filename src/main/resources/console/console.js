@@ -11,7 +11,7 @@
 
   /** Every event type the server emits (syncular.jakarta.events.ServerEvent; ConsoleAssetsTest keeps this whole). */
   const EVENT_TYPES = [
-    'request.handled', 'push.applied', 'push.rejected', 'push.conflicted', 'pull.served', 'segment.served',
+    'request.handled', 'push.applied', 'push.rejected', 'push.conflicted', 'pull.served', 'segment.built', 'segment.reused', 'segment.served',
     'socket.opened', 'socket.closed', 'socket.slow_consumer', 'fanout.completed', 'backfill.batch',
     'prune.completed', 'readiness.changed', 'auth.failed', 'admin.action',
   ];

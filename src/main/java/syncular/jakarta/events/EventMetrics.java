@@ -54,8 +54,10 @@ public final class EventMetrics implements Consumer<EventRing.Sequenced> {
                         .increment(e.bootstrapBytes());
             }
             counter("syncular.pull.changes", "changes sent in incremental pulls").increment(e.changes());
-        } else if (event instanceof ServerEvent.SegmentPublished e) {
-            segments(e.origin());
+        } else if (event instanceof ServerEvent.SegmentBuilt) {
+            segments("built");
+        } else if (event instanceof ServerEvent.SegmentReused) {
+            segments("reused");
         } else if (event instanceof ServerEvent.SegmentServed e) {
             segments("ok".equals(e.outcome()) ? "served" : "refused");
         } else if (event instanceof ServerEvent.SocketOpened) {

@@ -117,21 +117,30 @@ public sealed interface ServerEvent {
     }
 
     /**
-     * A SQLite image segment (§5.3) for a pull: {@code built} for this context, or {@code reused} — an existing
-     * live publication, or one a concurrent request was building. Rows-lane pages are built per page and counted
-     * in {@code pull.served}.
+     * A SQLite image segment (§5.3) built for a pull's context. Rows-lane pages are built per page and counted in
+     * {@code pull.served}.
      */
-    record SegmentPublished(long atMs, String partition, String segmentId, String table, String origin, long bytes,
-                            long rows) implements ServerEvent {
-        public String type() { return "segment." + origin; }
+    record SegmentBuilt(long atMs, String partition, String segmentId, String table, long bytes, long rows)
+            implements ServerEvent {
+        public String type() { return "segment.built"; }
 
-        public void details(Map<String, Object> m) {
-            m.put("segmentId", segmentId);
-            m.put("table", table);
-            m.put("mediaType", "sqlite");
-            m.put("bytes", bytes);
-            m.put("rows", rows);
-        }
+        public void details(Map<String, Object> m) { segment(m, segmentId, table, bytes, rows); }
+    }
+
+    /** A SQLite image segment (§5.3) reused: a live publication of the context, or one a concurrent pull built. */
+    record SegmentReused(long atMs, String partition, String segmentId, String table, long bytes, long rows)
+            implements ServerEvent {
+        public String type() { return "segment.reused"; }
+
+        public void details(Map<String, Object> m) { segment(m, segmentId, table, bytes, rows); }
+    }
+
+    private static void segment(Map<String, Object> m, String segmentId, String table, long bytes, long rows) {
+        m.put("segmentId", segmentId);
+        m.put("table", table);
+        m.put("mediaType", "sqlite");
+        m.put("bytes", bytes);
+        m.put("rows", rows);
     }
 
     /** A segment download (§5.4), served ({@code ok}) or refused with {@code errorCode}. */

@@ -76,7 +76,7 @@ public final class SqliteImageLane {
                 request.asOfCommitSeq(), null, null);
         Optional<SegmentStore.Publication> live = store.find(key, clock.nowMs());
         if (live.isPresent()) {
-            emit(live.get(), "reused");
+            emit(live.get(), true);
         } else {
             List<StoredRow> probe = session.scanRows(new RowScanQuery(table.name(), scopes, null,
                     limitSnapshotRows + 1));
@@ -95,7 +95,7 @@ public final class SqliteImageLane {
             session.release();   // no connection held while another request builds this image
             try {
                 Optional<SegmentStore.Publication> theirs = running.join();
-                theirs.ifPresent(p -> emit(p, "reused"));
+                theirs.ifPresent(p -> emit(p, true));
                 return theirs;
             } catch (CompletionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : e;
@@ -118,7 +118,7 @@ public final class SqliteImageLane {
         // a build that finished between this request's lookup and its turn: serve that one
         Optional<SegmentStore.Publication> live = store.find(key, clock.nowMs());
         if (live.isPresent()) {
-            emit(live.get(), "reused");
+            emit(live.get(), true);
             return live;
         }
         session.release();
@@ -149,18 +149,22 @@ public final class SqliteImageLane {
         // another node may have published one for this context meanwhile: every client gets that one (§5.3 reuse)
         live = store.find(key, now);
         if (live.isPresent()) {
-            emit(live.get(), "reused");
+            emit(live.get(), true);
             return live;
         }
         SegmentStore.Publication built = store.publish(new SegmentStore.Publication(SegmentStore.segmentId(bytes), key,
                 bytes.length, rows, now, now + ttlMs), bytes);
-        emit(built, "built");
+        emit(built, false);
         return Optional.of(built);
     }
 
-    private void emit(SegmentStore.Publication p, String origin) {
-        events.emit(new ServerEvent.SegmentPublished(clock.nowMs(), p.key().partition(), p.segmentId(),
-                p.key().table(), origin, p.byteLength(), p.rowCount()));
+    private void emit(SegmentStore.Publication p, boolean reused) {
+        long now = clock.nowMs();
+        events.emit(reused
+                ? new ServerEvent.SegmentReused(now, p.key().partition(), p.segmentId(), p.key().table(),
+                        p.byteLength(), p.rowCount())
+                : new ServerEvent.SegmentBuilt(now, p.key().partition(), p.segmentId(), p.key().table(),
+                        p.byteLength(), p.rowCount()));
     }
 
     private static void addAll(SqliteImageWriter image, TableSchema table, List<StoredRow> rows) {
