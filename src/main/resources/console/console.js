@@ -531,8 +531,18 @@
         el('td', { 'data-field': 'state' }),
         el('td', { 'data-field': 'progress' }),
         el('td', { class: 'num', 'data-field': 'rate' }),
-        el('td', { 'data-field': 'eta' })), (tr, c) => {
-        setText(cell(tr, 'state'), `${c.state} (v${c.schemaVersion})`);
+        el('td', { 'data-field': 'eta' }),
+        el('td', { 'data-field': 'actions' },
+          el('button', { type: 'button', data: { action: 'pause-backfill' }, 'aria-label': `Pause ${c.name} in ${c.partition}` }, 'Pause'), ' ',
+          el('button', { type: 'button', data: { action: 'resume-backfill' }, 'aria-label': `Resume ${c.name} in ${c.partition}` }, 'Resume'), ' ',
+          el('button', { type: 'button', data: { action: 'retry-backfill' }, 'aria-label': `Retry ${c.name} in ${c.partition} now` }, 'Retry now'))),
+      (tr, c) => {
+        setText(cell(tr, 'state'), `${c.state}${c.pausedAtMs != null ? ', paused' : ''} (v${c.schemaVersion})`);
+        const pending = c.state !== 'activated';
+        const buttons = cell(tr, 'actions').querySelectorAll('button');
+        buttons[0].hidden = !pending || c.pausedAtMs != null;
+        buttons[1].hidden = !pending || c.pausedAtMs == null;
+        buttons[2].hidden = !pending || !c.declaredHere;
         const p = c.pass;
         const progress = cell(tr, 'progress');
         if (c.state === 'activated') {
@@ -553,6 +563,26 @@
       });
     $('checkpoints-empty').hidden = body.checkpoints.length > 0;
   }
+
+  $('checkpoints-table').addEventListener('click', (ev) => {
+    const button = ev.target.closest('button[data-action]');
+    if (!button) return;
+    const tr = button.closest('tr');
+    const partition = tr.dataset.partition;
+    const name = tr.dataset.checkpoint;
+    const path = `console/partitions/${seg(partition)}/checkpoints/${seg(name)}/`;
+    if (button.dataset.action === 'pause-backfill') {
+      runAction('pause-backfill', `Pause backfill “${name}” in partition “${partition}” on every node? Nodes waiting for it keep refusing requests until it is resumed and activates.`,
+        'Pause', path + 'pause', () => `Paused ${name} in ${partition}`);
+    } else if (button.dataset.action === 'resume-backfill') {
+      runAction('resume-backfill', `Resume backfill “${name}” in partition “${partition}”?`, 'Resume', path + 'resume',
+        () => `Resumed ${name} in ${partition}`);
+    } else if (button.dataset.action === 'retry-backfill') {
+      runAction('retry-backfill', `Run one batch of backfill “${name}” in partition “${partition}” now on this node?`,
+        'Run batch', path + 'retry',
+        (r) => `${name} in ${partition}: ${r.batches} batch(es), ${r.activated} activated, ${r.skipped} skipped`);
+    }
+  });
 
   // ------------------------------------------------------------------ rate charts
 
