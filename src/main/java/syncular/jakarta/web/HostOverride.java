@@ -31,8 +31,8 @@ public interface HostOverride {
     Optional<SignedUrls> signedUrls();
 
     /**
-     * The §5.9.3/§5.9.5 native blob-URL signer the host was last asked for (its presign toggle), empty when blobs
-     * go through this server's endpoints; it replaces {@code syncular.blobs.urls}.
+     * The §5.9.3/§5.9.5 native blob-URL signer the host was last asked for (its presign toggle): while present it
+     * replaces {@code syncular.blobs.urls}; empty, the configuration stands (inline unless configured otherwise).
      */
     Optional<SignedUrls> blobSignedUrls();
 

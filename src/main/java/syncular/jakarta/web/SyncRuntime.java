@@ -157,9 +157,9 @@ public class SyncRuntime {
         ServerStorage served = override.map(o -> o.faults(storage)).orElse(storage);
         BlobStore blobs = blobStore(config, ds);
         Optional<SignedUrls> signedUrls = override.isPresent() ? override.get().signedUrls() : signedUrls(config);
-        Optional<SignedUrls> blobSigner = override.isPresent() ? override.get().blobSignedUrls()
-                : blobSignedUrls(config);
-        BlobUrls blobUrls = blobUrls(config, override.isPresent(), blobSigner, blobs);
+        Optional<SignedUrls> blobSigner = override.flatMap(HostOverride::blobSignedUrls)
+                .or(() -> blobSignedUrls(config));
+        BlobUrls blobUrls = blobUrls(config, blobSigner, blobs);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
                         settings), signedUrls), validation(), leases, blobs);
@@ -195,10 +195,9 @@ public class SyncRuntime {
     }
 
     /** How downloads and grants answer: the native signer, the S3 store's presigner, or inline. */
-    private static BlobUrls blobUrls(SyncularConfig config, boolean conformanceHost, Optional<SignedUrls> signer,
-                                     BlobStore blobs) {
+    private static BlobUrls blobUrls(SyncularConfig config, Optional<SignedUrls> signer, BlobStore blobs) {
         if (signer.isPresent()) return signer.get();
-        if (conformanceHost || config.blobs().urls() != SyncularConfig.BlobUrlMode.PRESIGNED) return BlobUrls.NONE;
+        if (config.blobs().urls() != SyncularConfig.BlobUrlMode.PRESIGNED) return BlobUrls.NONE;
         // the configuration refused presigned without store=s3, and the S3 store presigns
         LOG.log(Level.INFO, "presigned blob URLs on: TTL " + config.blobs().urlTtlMs() + " ms, signed by the S3 store");
         return BlobUrls.presigned((BlobPresigner) blobs, config.blobs().urlTtlMs());
