@@ -38,7 +38,8 @@ public interface BlobUrls {
 
     /**
      * The store's SigV4 (or other provider) URLs, valid for {@code ttlMs}; {@code urlExpiresAtMs} is the provider's
-     * own expiry, which it enforces on its clock with no skew (§5.4 delegated presign).
+     * own expiry, which it enforces on its clock with no skew (§5.4 delegated presign). The signing time is the
+     * real clock's, not {@code nowMs}: a URL signed on any other clock is one the provider would refuse.
      */
     static BlobUrls presigned(BlobPresigner presigner, long ttlMs) {
         return new BlobUrls() {
