@@ -291,7 +291,8 @@ class BlobPresignIT extends DatabaseIsolation {
         String id = BlobsIT.idOf(bytes);
         String put = grantUrl(pgBase, id, bytes.length);
         assertTrue(put.startsWith(It.base(PG_DEPLOYMENT) + "blobs/" + id + "?st="), put);
-        HttpResponse<String> forged = barePut(put, "not the bytes the id names".getBytes(StandardCharsets.UTF_8));
+        HttpResponse<String> forged = barePut(put, "more bytes than the grant was given for"
+                .getBytes(StandardCharsets.UTF_8));
         assertRefused(413, "blob.too_large", forged.statusCode(), forged.body(), "longer than the grant");
         byte[] sameLength = new byte[bytes.length];
         HttpResponse<String> mismatch = barePut(put, sameLength);
