@@ -21,6 +21,7 @@ import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.OperateOnDeployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -57,13 +58,19 @@ import syncular.jakarta.wire.RowCodec;
  *       server serves itself, with no credentials; tampered, expired (the host's virtual clock moved past the TTL
  *       and skew) and wrong-kind tokens are 403 {@code blob.forbidden}.</li>
  * </ul>
- * Both deployments are conformance hosts on one database, so every test first resets the one it uses.
+ * Both deployments are conformance hosts on one database and one schema, so every test first resets the one it
+ * uses.
  */
 @ExtendWith(ArquillianExtension.class)
 class BlobPresignIT extends DatabaseIsolation {
     static final String S3_PREFIX = "presign-it-" + System.nanoTime();
     private static final String S3_DEPLOYMENT = "blob-presign-s3";
     private static final String PG_DEPLOYMENT = "blob-signed-pg";
+    /**
+     * Both deployments start on the schema their resets install: they share one database, and a process that finds
+     * another schema at its version there rightly reports its storage not ready.
+     */
+    private static final String SCHEMA_RESOURCE = "it/blob-presign-schema.json";
     private static final byte[] URL_SECRET = "a BlobPresignIT signed-url secret!".getBytes(StandardCharsets.UTF_8);
     /** Short, so that the expiry test waits only seconds for S3's own clock to pass it. */
     private static final long S3_TTL_MS = 5_000;
@@ -83,7 +90,9 @@ class BlobPresignIT extends DatabaseIsolation {
                 Map.entry("syncular.blobs.s3.access-key", S3ProxySupport.ACCESS_KEY),
                 Map.entry("syncular.blobs.s3.secret-key", S3ProxySupport.SECRET_KEY),
                 Map.entry("syncular.blobs.urls", "presigned"),
-                Map.entry("syncular.blobs.url-ttl-ms", Long.toString(S3_TTL_MS))));
+                Map.entry("syncular.blobs.url-ttl-ms", Long.toString(S3_TTL_MS)),
+                Map.entry("syncular.schema", SCHEMA_RESOURCE))).addAsResource(new StringAsset(BlobsIT.SCHEMA),
+                SCHEMA_RESOURCE);
     }
 
     @Deployment(name = PG_DEPLOYMENT, testable = false, order = 2)
@@ -92,7 +101,8 @@ class BlobPresignIT extends DatabaseIsolation {
                 "syncular.signed-urls.secret", Base64.getEncoder().encodeToString(URL_SECRET),
                 "syncular.signed-urls.base-url", It.base(PG_DEPLOYMENT).resolve("segments").toString(),
                 "syncular.blobs.urls", "signed",
-                "syncular.blobs.url-base", It.base(PG_DEPLOYMENT).resolve("blobs").toString()));
+                "syncular.blobs.url-base", It.base(PG_DEPLOYMENT).resolve("blobs").toString(),
+                "syncular.schema", SCHEMA_RESOURCE)).addAsResource(new StringAsset(BlobsIT.SCHEMA), SCHEMA_RESOURCE);
     }
 
     @ArquillianResource
