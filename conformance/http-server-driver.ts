@@ -8,6 +8,7 @@
  */
 import type {
   BlobDownloadResult,
+  BlobUploadGrantResult,
   BytesResult,
   CommitValidatorInstallSpec,
   DriverError,
@@ -98,11 +99,78 @@ class HttpServerInstance implements ServerInstance {
     return { ok: false, error: await errorOf(response) };
   }
 
-  /** §5.9.5: this server serves blob bytes inline (no signed blob URLs). */
+  /**
+   * §5.9.5: the bytes inline, or (blob presign on, always-issue) a JSON `{url, urlExpiresAtMs}` body, told apart as a
+   * client's HTTP transport tells them: by the JSON media type and a string `url`.
+   */
   async downloadBlob(actorId: string, blobId: string): Promise<BlobDownloadResult> {
-    return bytesResult(
-      await fetch(`${BASE}/blobs/${encodeURIComponent(blobId)}`, { headers: { 'X-Syncular-Actor': actorId } }),
-    );
+    const response = await fetch(`${BASE}/blobs/${encodeURIComponent(blobId)}`, {
+      headers: { 'X-Syncular-Actor': actorId },
+    });
+    if (response.status !== 200) return { ok: false, error: await errorOf(response) };
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if ((response.headers.get('content-type') ?? '').includes('application/json')) {
+      const body = JSON.parse(new TextDecoder().decode(bytes)) as { url?: unknown; urlExpiresAtMs?: unknown };
+      if (typeof body.url === 'string') {
+        return {
+          ok: true,
+          url: body.url,
+          ...(typeof body.urlExpiresAtMs === 'number' ? { urlExpiresAtMs: body.urlExpiresAtMs } : {}),
+        };
+      }
+    }
+    return { ok: true, bytes };
+  }
+
+  /** `blob-presign`: the CDN hop is the URL itself, fetched bare: no actor header, no credentials (§5.9.5). */
+  async fetchBlobUrl(url: string): Promise<BytesResult> {
+    return bytesResult(await fetch(url));
+  }
+
+  /** §5.9.3 upload grant, host-authenticated as the actor: a PUT URL, a present marker, or none (`{}`). */
+  async uploadBlobGrant(
+    actorId: string,
+    blobId: string,
+    byteLength: number,
+    mediaType?: string,
+  ): Promise<BlobUploadGrantResult> {
+    const response = await fetch(`${BASE}/blobs/${encodeURIComponent(blobId)}/upload-grant`, {
+      method: 'POST',
+      headers: { 'X-Syncular-Actor': actorId, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ byteLength, ...(mediaType !== undefined ? { mediaType } : {}) }),
+    });
+    if (response.status !== 200) return { ok: false, error: await errorOf(response) };
+    const body = (await response.json()) as { url?: unknown; urlExpiresAtMs?: unknown; present?: unknown };
+    if (typeof body.url === 'string') {
+      return {
+        ok: true,
+        grant: {
+          kind: 'url',
+          url: body.url,
+          ...(typeof body.urlExpiresAtMs === 'number' ? { urlExpiresAtMs: body.urlExpiresAtMs } : {}),
+        },
+      };
+    }
+    if (body.present === true) return { ok: true, grant: { kind: 'present' } };
+    return { ok: true, grant: { kind: 'none' } };
+  }
+
+  /** `blob-presign`: the object-store hop is a bare PUT of the granted URL, no credentials (§5.9.3). */
+  async putBlobUrl(
+    url: string,
+    bytes: Uint8Array,
+  ): Promise<{ readonly ok: true } | { readonly ok: false; readonly error: DriverError }> {
+    const response = await fetch(url, { method: 'PUT', headers: { 'Content-Type': 'application/octet-stream' }, body: bytes });
+    if (response.status === 200) {
+      await response.arrayBuffer();
+      return { ok: true };
+    }
+    return { ok: false, error: await errorOf(response) };
+  }
+
+  /** `blob-presign`: the host mints blob URLs under the address this harness reaches it by, which only we know. */
+  async setBlobPresign(enabled: boolean): Promise<void> {
+    await control('POST', 'blobs/presign', enabled ? { enabled, baseUrl: `${BASE}/blobs` } : { enabled });
   }
 
   /** `signed-urls`: the URL as a client fetches it, bare: no actor header, no scopes, no credentials (§5.4). */

@@ -68,6 +68,21 @@ public interface BlobStore {
     Set<String> present(String partition, Collection<String> blobIds);
 
     /**
+     * For a store that is also a {@link BlobPresigner}: checks the bytes that arrived straight at the store under a
+     * presigned PUT (§5.9.3) for any of {@code blobIds}, and makes those that hash to their id present, as
+     * {@link #put} would have (upload time {@code nowMs}); bytes that do not are discarded. Which became present.
+     * This is the reference-time content-address check of §5.9.3: the object store does not hash what it receives,
+     * so nothing PUT through a URL is a blob, nor served as one, until it has passed here. Called by the push
+     * existence check for the blobs it found absent. A store that issues no presigned PUT has none to check.
+     *
+     * @throws IOException when reading the arrived bytes fails (they stay where they are, unchecked)
+     */
+    default Set<String> adoptDirectUploads(String partition, Collection<String> blobIds, long nowMs)
+            throws IOException {
+        return Set.of();
+    }
+
+    /**
      * The sweep's candidates (§5.9.2): blobs of every partition last uploaded before {@code cutoffMs}, oldest first,
      * strictly after {@code after} in that order (null: from the start), at most {@code limit}.
      */
@@ -79,6 +94,9 @@ public interface BlobStore {
      */
     boolean delete(String partition, String blobId, long cutoffMs);
 
-    /** Removes the pieces of uploads started before {@code startedBeforeMs} that never completed; how many. */
+    /**
+     * Removes the pieces of uploads started before {@code startedBeforeMs} that never completed, and direct uploads
+     * (§5.9.3 presigned PUTs) that arrived before it and were never adopted; how many.
+     */
     int purgeIncompleteUploads(long startedBeforeMs);
 }

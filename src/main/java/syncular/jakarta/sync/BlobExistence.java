@@ -1,5 +1,6 @@
 package syncular.jakarta.sync;
 
+import java.io.IOException;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -9,6 +10,8 @@ import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.OperationResult;
+import syncular.jakarta.storage.StorageErrorCode;
+import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.wire.BlobRef;
 import syncular.jakarta.wire.DecodeException;
 import syncular.jakarta.wire.ErrorCode;
@@ -46,10 +49,12 @@ final class BlobExistence {
 
     /**
      * The blobs of {@code commits}' upsert payloads present in the partition, in one look-up: the empty set when none
-     * names a blob (no look-up), or when there is no store ({@code store} null: nothing can be present).
+     * names a blob (no look-up), or when there is no store ({@code store} null: nothing can be present). A blob
+     * absent from the store may have been PUT straight to it through a presigned grant: those bytes are checked
+     * against their content address now, at reference time (§5.9.3), and count only if they pass.
      */
     static Set<String> lookUp(BlobStore store, String partition, CompiledSchema schema, WriteSemantics semantics,
-                              List<PushCommit> commits) {
+                              List<PushCommit> commits, long nowMs) {
         Set<String> named = new LinkedHashSet<>();
         for (PushCommit commit : commits) {
             for (PushCommit.Operation op : commit.operations()) {
@@ -61,7 +66,16 @@ final class BlobExistence {
             }
         }
         if (named.isEmpty() || store == null) return Set.of();
-        return Set.copyOf(store.present(partition, named));
+        Set<String> present = new LinkedHashSet<>(store.present(partition, named));
+        if (present.size() < named.size()) {
+            List<String> absent = named.stream().filter(id -> !present.contains(id)).toList();
+            try {
+                present.addAll(store.adoptDirectUploads(partition, absent, nowMs));
+            } catch (IOException e) {
+                throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
+            }
+        }
+        return Set.copyOf(present);
     }
 
     /**

@@ -110,10 +110,10 @@ public final class PushProcessor {
         }
 
         /** This batch after the §5.9.6 look-up, outside any transaction (a no-op without blob_ref columns). */
-        Batch withBlobsLookedUp(BlobStore store) {
+        Batch withBlobsLookedUp(BlobStore store, long nowMs) {
             if (presentBlobs != null) return this;
             Set<String> present = BlobExistence.any(schema) ? BlobExistence.lookUp(store,
-                    request.identity().partition(), schema, WriteSemantics.of(request.wireVersion()), commits)
+                    request.identity().partition(), schema, WriteSemantics.of(request.wireVersion()), commits, nowMs)
                     : Set.of();
             return new Batch(request, schema, allowed, commits, gate, present);
         }
@@ -137,7 +137,7 @@ public final class PushProcessor {
      */
     public Pushed push(Batch batch) {
         // §5.9.6's look-up happens here, on the request's thread: never under the lock, never holding a connection
-        return groups.submit(batch.request().identity().partition(), batch.withBlobsLookedUp(blobs));
+        return groups.submit(batch.request().identity().partition(), batch.withBlobsLookedUp(blobs, clock.nowMs()));
     }
 
     /**
@@ -145,7 +145,7 @@ public final class PushProcessor {
      * projection commit and checkpoint advance must commit together): no group, no transaction of its own.
      */
     public Pushed pushOn(StorageTransaction tx, Batch batch) {
-        return applyAll(tx, List.of(batch.withBlobsLookedUp(blobs))).get(0);
+        return applyAll(tx, List.of(batch.withBlobsLookedUp(blobs, clock.nowMs()))).get(0);
     }
 
     /**

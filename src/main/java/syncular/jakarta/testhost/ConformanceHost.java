@@ -60,6 +60,8 @@ public class ConformanceHost implements HostOverride {
     /** §5.4 signed URLs: the base the last reset gave (null = off) and the TTL, changeable between rounds. */
     private volatile String signedUrlBase;
     private volatile long signedUrlTtlMs;
+    /** §5.9.3/§5.9.5 blob presign (capability blob-presign): the base blob URLs are minted under, null = off. */
+    private volatile String blobUrlBase;
     private final IdempotencyFault idempotencyFault = new IdempotencyFault();
     /** Signs lease records: the configured key, else one drawn once and kept in the durable state. */
     private volatile byte[] leaseKey = ConfigProvider.getConfig().getOptionalValue("syncular.leases.signing-key",
@@ -111,6 +113,13 @@ public class ConformanceHost implements HostOverride {
                 : SyncularConfig.LeaseSettings.OFF;
         signedUrlBase = spec.signedUrlBase();
         signedUrlTtlMs = spec.signedUrlTtlMs();
+        blobUrlBase = null;   // the reference host starts with presign off; a scenario turns it on
+    }
+
+    /** {@code setBlobPresign}: blob URLs under {@code base} from now on, or none ({@code null}). Persisted. */
+    synchronized void blobPresign(String base) {
+        blobUrlBase = base;
+        persist();
     }
 
     synchronized void signedUrlTtl(long ttlMs) {
@@ -170,6 +179,7 @@ public class ConformanceHost implements HostOverride {
         state.put("commitValidator", commitValidatorRequest);
         state.put("leaseKey", Base64.getEncoder().encodeToString(leaseKey));
         state.put("signedUrlTtlMs", signedUrlTtlMs);
+        state.put("blobUrlBase", blobUrlBase);
         new PostgresConformanceSupport(ds).saveHostState(Json.write(state));
     }
 
@@ -187,6 +197,7 @@ public class ConformanceHost implements HostOverride {
         apply(spec);
         nowMs.set(((BigDecimal) state.get("nowMs")).longValueExact());
         if (state.get("signedUrlTtlMs") instanceof BigDecimal ttl) signedUrlTtlMs = ttl.longValueExact();
+        blobUrlBase = state.get("blobUrlBase") instanceof String base ? base : null;
         allowed.clear();
         ((Map<?, ?>) state.get("allowed")).forEach((actor, scopes) -> {
             Map<String, List<String>> grant = new LinkedHashMap<>();
@@ -237,16 +248,29 @@ public class ConformanceHost implements HostOverride {
     @Override
     public Optional<SignedUrls> signedUrls() {
         String base = signedUrlBase;
-        if (base == null) return Optional.empty();
-        byte[] key;
+        return base == null ? Optional.empty() : Optional.of(new SignedUrls(urlKey(), base, () -> signedUrlTtlMs));
+    }
+
+    /**
+     * The host serves the blob URLs it mints itself (the native scheme, on the virtual clock), whatever the store: the
+     * catalog's clock is not the real one, and an S3 server honours only SigV4 URLs signed on the real one. The TTL
+     * is the reference host's, 900 s. Same key as the segment URLs: the claim sets never verify as each other.
+     */
+    @Override
+    public Optional<SignedUrls> blobSignedUrls() {
+        String base = blobUrlBase;
+        return base == null ? Optional.empty()
+                : Optional.of(new SignedUrls(urlKey(), base, () -> SignedUrls.DEFAULT_TTL_MS));
+    }
+
+    private byte[] urlKey() {
         try {
             javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
             mac.init(new javax.crypto.spec.SecretKeySpec(leaseKey, "HmacSHA256"));
-            key = mac.doFinal("syncular.conformance.signed-urls".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return mac.doFinal("syncular.conformance.signed-urls".getBytes(java.nio.charset.StandardCharsets.UTF_8));
         } catch (java.security.GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is missing from this JVM", e);
         }
-        return Optional.of(new SignedUrls(key, base, () -> signedUrlTtlMs));
     }
 
     @Override

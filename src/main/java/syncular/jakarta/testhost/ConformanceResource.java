@@ -153,7 +153,6 @@ public class ConformanceResource {
         return ok(Map.of());
     }
 
-    /** §7.3.4: the host revokes a lease of the current partition by id, {@code {leaseId}}. */
     /** {@code setSignedUrlTtlSeconds}: the TTL of URLs minted from now on (0: born expired, §5.4). */
     @POST
     @Path("signed-urls/ttl")
@@ -164,6 +163,28 @@ public class ConformanceResource {
         return ok(Map.of());
     }
 
+    /**
+     * {@code setBlobPresign} (capability blob-presign, §5.9.3/§5.9.5): {@code {"enabled":true,"baseUrl":…}} makes
+     * blob downloads answer a signed URL and upload grants a signed PUT URL, both served by this host under
+     * {@code baseUrl} (our driver gives {@code <its SYNCULAR_URL>/blobs}, the address only it knows);
+     * {@code {"enabled":false}} turns both off. The runtime restarts on the same database to take it up.
+     */
+    @POST
+    @Path("blobs/presign")
+    public Response blobPresign(String body) {
+        SyncRuntime.Parts parts = parts();
+        Map<String, Object> req = object(body);
+        Boolean enabled = bool(req.get("enabled"), "enabled");
+        if (enabled == null) throw invalid("enabled is required");
+        String base = enabled ? string(req.get("baseUrl"), "baseUrl") : null;
+        synchronized (ConformanceResource.class) {
+            host.blobPresign(base);
+            runtime.start(parts.config(), parts.schema(), parts.dataSource(), parts.runner());
+        }
+        return ok(Map.of());
+    }
+
+    /** §7.3.4: the host revokes a lease of the current partition by id, {@code {leaseId}}. */
     @POST
     @Path("leases/revoke")
     public Response revokeLease(String body) {
@@ -388,7 +409,7 @@ public class ConformanceResource {
 
     /** Only optional features that really work and whose control routes exist. */
     private static List<String> capabilityNames() { return List.of("validators", "commit-validators", "leases", "idempotency-fault",
-            "backup-restore", "blobs", "signed-urls"); }
+            "backup-restore", "blobs", "blob-presign", "signed-urls"); }
 
     private SyncRuntime.Parts parts() {
         return runtime.parts().orElseThrow(() -> new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,

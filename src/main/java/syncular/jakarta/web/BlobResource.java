@@ -16,11 +16,14 @@ import jakarta.ws.rs.core.UriInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigDecimal;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.zip.GZIPInputStream;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.storage.BlobStore;
+import syncular.jakarta.sync.BlobDownload;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
@@ -30,12 +33,15 @@ import syncular.jakarta.wire.Json;
  * §5.9.3, §5.9.5). Both directions stream: the request body goes to the store as it arrives, the download is written
  * from the store a chunk page at a time, after every check has passed. No container transaction: the store runs each
  * piece as a statement of its own, so neither a slow client nor a large blob holds a connection or meets the JTA
- * timeout.
+ * timeout. With an {@code st} query parameter the route is the URL host of the native scheme (§5.9.3, §5.9.5): the
+ * token is the whole grant and no credentials are read.
  */
 @Path("blobs/{blobId}")
 public class BlobResource {
     /** §5.9.5: the response varies with who asks (authorization per request) and with the transport encoding. */
     static final String VARY = "Authorization, Accept-Encoding";
+    /** A signed URL's answer depends on nothing but the URL and the encoding. */
+    static final String SIGNED_VARY = "Accept-Encoding";
     private static final BigDecimal MAX_SAFE = BigDecimal.valueOf(9_007_199_254_740_991L);
 
     @Inject
@@ -51,12 +57,21 @@ public class BlobResource {
                 .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
     }
 
+    /** The one {@code st} of a signed URL, or null without one; a repeated {@code st} is no URL of ours. */
+    private static String token(UriInfo uri, String refusal) {
+        List<String> tokens = uri.getQueryParameters().get("st");
+        if (tokens == null) return null;
+        if (tokens.size() != 1) throw new SyncException(ErrorCode.BLOB_FORBIDDEN, refusal);
+        return tokens.get(0);
+    }
+
     @PUT
     @Consumes(MediaType.WILDCARD)
     public Response upload(@PathParam("blobId") String blobId, InputStream body, @Context HttpHeaders headers,
                            @Context UriInfo uri) throws IOException {
         SyncRuntime.Parts parts = parts();
-        Identity identity = identity(parts, headers, uri);
+        String token = token(uri, "the upload URL is not valid for this blob (§5.9.3)");
+        Identity identity = token == null ? identity(parts, headers, uri) : null;
         String enc = headers.getHeaderString(HttpHeaders.CONTENT_ENCODING);
         enc = enc == null ? "identity" : enc.trim().toLowerCase(Locale.ROOT);
         boolean gzip = enc.equals("gzip") || enc.equals("x-gzip");
@@ -68,7 +83,11 @@ public class BlobResource {
         MediaType type = headers.getMediaType();
         String mediaType = type == null ? null : type.getType() + "/" + type.getSubtype();
         InputStream in = gzip ? new GZIPInputStream(body, 64 * 1024) : body;
-        parts.blobUpload().upload(identity, blobId, in, declared, mediaType);
+        if (token == null) {
+            parts.blobUpload().upload(identity, blobId, in, declared, mediaType);
+        } else {
+            parts.blobUpload().uploadSigned(blobId, token, in, declared, mediaType);
+        }
         return Response.ok().header("Cache-Control", "no-store").build();
     }
 
@@ -97,21 +116,41 @@ public class BlobResource {
     @GET
     public Response download(@PathParam("blobId") String blobId, @Context HttpHeaders headers, @Context UriInfo uri) {
         SyncRuntime.Parts parts = parts();
+        String token = token(uri, "the signed URL is not valid for this blob (§5.9.5)");
+        if (token != null) {
+            BlobDownload.Signed signed = parts.blobDownload().downloadSigned(blobId, token);
+            // the URL is the grant and the bytes are immutable: a CDN may keep them, but never past the token's expiry
+            long maxAge = Math.max(0, signed.expSeconds() - Math.floorDiv(parts.clock().nowMs(), 1000));
+            return bytes(parts, signed.blob(), headers, "public, max-age=" + maxAge, SIGNED_VARY);
+        }
         Identity identity = identity(parts, headers, uri);
-        BlobStore.BlobInfo info = parts.blobDownload().authorize(identity, blobId);
-        String etag = "\"" + blobId + "\"";
+        BlobDownload.Answer answer = parts.blobDownload().download(identity, blobId);
+        if (answer instanceof BlobDownload.Url url) {
+            Map<String, Object> json = new LinkedHashMap<>();
+            json.put("url", url.issued().url());
+            json.put("urlExpiresAtMs", url.issued().urlExpiresAtMs());
+            // a bearer grant: no cache may keep it for someone else
+            return Response.ok(Json.write(json), MediaType.APPLICATION_JSON_TYPE).header("Cache-Control", "no-store")
+                    .header("Vary", VARY).build();
+        }
+        return bytes(parts, ((BlobDownload.Inline) answer).blob(), headers, "private, max-age=0", VARY);
+    }
+
+    private static Response bytes(SyncRuntime.Parts parts, BlobStore.BlobInfo info, HttpHeaders headers,
+                                  String cacheControl, String vary) {
+        String etag = "\"" + info.blobId() + "\"";
         String ifNoneMatch = headers.getHeaderString("If-None-Match");
         if (ifNoneMatch != null && (ifNoneMatch.trim().equals("*") || java.util.Arrays.stream(ifNoneMatch.split(","))
                 .map(String::trim).anyMatch(etag::equals))) {
-            return Response.notModified().header("ETag", etag).header("Cache-Control", "private, max-age=0")
-                    .header("Vary", VARY).build();
+            return Response.notModified().header("ETag", etag).header("Cache-Control", cacheControl)
+                    .header("Vary", vary).build();
         }
         BlobStore store = parts.blobs();
         StreamingOutput bytes = out -> store.writeTo(info.partition(), info.blobId(), out);
         return Response.ok(bytes)
                 .type(contentType(info.mediaType()))
                 .header(HttpHeaders.CONTENT_LENGTH, info.byteLength())
-                .header("ETag", etag).header("Cache-Control", "private, max-age=0").header("Vary", VARY)
+                .header("ETag", etag).header("Cache-Control", cacheControl).header("Vary", vary)
                 // the media type is the uploader's claim (§5.9.5 persists it): a browser must never sniff or run it
                 .header("X-Content-Type-Options", "nosniff")
                 .header("Content-Security-Policy", "sandbox; default-src 'none'")

@@ -31,6 +31,12 @@ public interface HostOverride {
     Optional<SignedUrls> signedUrls();
 
     /**
+     * The §5.9.3/§5.9.5 native blob-URL signer the host was last asked for (its presign toggle): while present it
+     * replaces {@code syncular.blobs.urls}; empty, the configuration stands (inline unless configured otherwise).
+     */
+    Optional<SignedUrls> blobSignedUrls();
+
+    /**
      * Called once per process, before the runtime first starts on {@code ds}: the host reloads the state it kept in
      * that database, if any, and answers the schema to serve (the last reset's, or {@code configured}).
      */

@@ -37,6 +37,7 @@ import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TransactionRunner;
 import syncular.jakarta.storage.SegmentPresigner;
 import syncular.jakarta.storage.SegmentStore;
+import syncular.jakarta.storage.BlobPresigner;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.postgres.PostgresBlobStore;
 import syncular.jakarta.storage.s3.S3BlobStore;
@@ -44,6 +45,7 @@ import syncular.jakarta.storage.s3.S3SegmentStore;
 import syncular.jakarta.storage.s3.S3Settings;
 import syncular.jakarta.sync.BlobDownload;
 import syncular.jakarta.sync.BlobUpload;
+import syncular.jakarta.sync.BlobUrls;
 import syncular.jakarta.storage.postgres.PostgresLeaseStore;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
@@ -218,6 +220,9 @@ public class SyncRuntime {
         Optional<SegmentUrls> segmentUrls = config.segments().presign() && segments instanceof SegmentPresigner p
                 ? Optional.of(new PresignedSegmentUrls(p, config.segments().presignTtlMs()))
                 : signedUrls.map(SegmentUrls.class::cast);
+        Optional<SignedUrls> blobSigner = override.flatMap(HostOverride::blobSignedUrls)
+                .or(() -> blobSignedUrls(config));
+        BlobUrls blobUrls = blobUrls(config, blobSigner, blobs);
         SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
                         settings, telemetry.events()), segmentUrls), validation(), leases, blobs, telemetry.events());
@@ -226,8 +231,9 @@ public class SyncRuntime {
                 declarations,
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
                         config.backfill().maxPushWaitMs(), telemetry.events()), leases, blobs,
-                new BlobUpload(storage, blobs, clock, config.blobs().maxBytes()),
-                new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current), audit);
+                new BlobUpload(storage, blobs, clock, config.blobs().maxBytes(), blobUrls, blobSigner),
+                new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current, blobUrls,
+                        blobSigner), audit);
         parts = started;
         refreshServeGate();
         return started;
@@ -240,6 +246,24 @@ public class SyncRuntime {
         LOG.log(Level.INFO, "signed segment URLs on: TTL " + s.ttlMs() + " ms under " + s.baseUrl());
         long ttl = s.ttlMs();
         return Optional.of(new SignedUrls(s.secret().orElseThrow(), s.baseUrl(), () -> ttl));
+    }
+
+    /** SPEC §5.9.3/§5.9.5: the native signer of {@code syncular.blobs.urls=signed}. */
+    private static Optional<SignedUrls> blobSignedUrls(SyncularConfig config) {
+        SyncularConfig.BlobSettings b = config.blobs();
+        if (b.urls() != SyncularConfig.BlobUrlMode.SIGNED) return Optional.empty();
+        LOG.log(Level.INFO, "signed blob URLs on: TTL " + b.urlTtlMs() + " ms under " + b.urlBase());
+        long ttl = b.urlTtlMs();
+        return Optional.of(new SignedUrls(config.signedUrls().secret().orElseThrow(), b.urlBase(), () -> ttl));
+    }
+
+    /** How downloads and grants answer: the native signer, the S3 store's presigner, or inline. */
+    private static BlobUrls blobUrls(SyncularConfig config, Optional<SignedUrls> signer, BlobStore blobs) {
+        if (signer.isPresent()) return signer.get();
+        if (config.blobs().urls() != SyncularConfig.BlobUrlMode.PRESIGNED) return BlobUrls.NONE;
+        // the configuration refused presigned without store=s3, and the S3 store presigns
+        LOG.log(Level.INFO, "presigned blob URLs on: TTL " + config.blobs().urlTtlMs() + " ms, signed by the S3 store");
+        return BlobUrls.presigned((BlobPresigner) blobs, config.blobs().urlTtlMs());
     }
 
     /** SPEC §5.3: the SQLite-image lane over the segment store, unless {@code syncular.images.enabled=false}. */

@@ -83,9 +83,19 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * http(s) URL; empty is AWS's own), {@code s3.region} (default us-east-1), {@code s3.path-style} (default false;
      * true for most S3-compatible servers) and {@code s3.access-key}/{@code s3.secret-key} (both or neither; neither
      * is the SDK's default credential chain). {@code s3} is empty for the PostgreSQL store.
+     *
+     * <p>{@code urls} (SPEC §5.9.3, §5.9.5): {@code inline} (the default: downloads stream through this server,
+     * grants answer "none"), {@code signed} (native HMAC URLs this server serves itself under {@code url-base},
+     * required: the absolute URL of its {@code <mount>/blobs}, or a CDN forwarding to it; signed with
+     * {@code syncular.signed-urls.secret}, which must be set) or {@code presigned} (the S3 store's own SigV4 URLs;
+     * needs {@code store=s3}). {@code url-ttl-ms} (default 900000; whole seconds from 1 s to 15 min, §5.4's bound)
+     * is how long a download or upload URL stays valid.
      */
     public record BlobSettings(long maxBytes, boolean sweepEnabled, long sweepIntervalMs, long sweepGraceMs,
-                               Optional<S3Settings> s3) { }
+                               Optional<S3Settings> s3, BlobUrlMode urls, String urlBase, long urlTtlMs) { }
+
+    /** {@code syncular.blobs.urls}: how blob bytes travel (SPEC §5.9.3, §5.9.5). */
+    public enum BlobUrlMode { INLINE, SIGNED, PRESIGNED }
 
     /**
      * {@code syncular.images.*} (SPEC §5.3): {@code enabled} (default true) serves a whole-table SQLite image to a
@@ -206,9 +216,10 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long retryMax = parsed(config, "syncular.readiness.retry-max-ms", Long::parseLong, "a whole number of ms")
                 .orElse(30_000L);
         if (retryMax < 100) throw new ConfigException("syncular.readiness.retry-max-ms must be at least 100");
+        SignedUrlSettings signed = signedUrls(config);
         return new SyncularConfig(schema, datasource, url, user, password, conformance, retryMax, auth(config),
                 limits(config), retention(config), realtime(config), backfill(config), leases(config), images(config),
-                blobs(config), signedUrls(config), segments(config));
+                blobs(config, signed), signed, segments(config));
     }
 
     private static SignedUrlSettings signedUrls(Config config) {
@@ -241,16 +252,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         String url = base.orElseThrow(() -> new ConfigException("syncular.signed-urls.base-url is required with"
                 + " syncular.signed-urls.secret: the absolute URL clients fetch segments from, e.g."
                 + " https://sync.example.com/syncular/segments"));
-        java.net.URI uri;
-        try {
-            uri = new java.net.URI(url);
-        } catch (java.net.URISyntaxException e) {
-            throw new ConfigException("syncular.signed-urls.base-url must be an absolute http(s) URL");
-        }
-        if (!("https".equals(uri.getScheme()) || "http".equals(uri.getScheme())) || uri.getHost() == null
-                || uri.getQuery() != null || uri.getFragment() != null) {
-            throw new ConfigException("syncular.signed-urls.base-url must be an absolute http(s) URL without a query");
-        }
+        absoluteUrl(url, "syncular.signed-urls.base-url");
         long ttlMs = ttl.orElse(syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS);
         if (ttlMs < 1000 || ttlMs > syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS || ttlMs % 1000 != 0) {
             throw new ConfigException("syncular.signed-urls.ttl-ms must be whole seconds from 1000 to 900000: a URL"
@@ -259,7 +261,21 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         return new SignedUrlSettings(Optional.of(decoded), url, ttlMs);
     }
 
-    private static BlobSettings blobs(Config config) {
+    /** A URL base signed URLs are minted under: absolute http(s), no query or fragment. */
+    private static void absoluteUrl(String url, String key) {
+        java.net.URI uri;
+        try {
+            uri = new java.net.URI(url);
+        } catch (java.net.URISyntaxException e) {
+            throw new ConfigException(key + " must be an absolute http(s) URL");
+        }
+        if (!("https".equals(uri.getScheme()) || "http".equals(uri.getScheme())) || uri.getHost() == null
+                || uri.getQuery() != null || uri.getFragment() != null) {
+            throw new ConfigException(key + " must be an absolute http(s) URL without a query");
+        }
+    }
+
+    private static BlobSettings blobs(Config config, SignedUrlSettings signed) {
         long maxBytes = positive(config, "syncular.blobs.max-bytes", syncular.jakarta.sync.BlobUpload.DEFAULT_MAX_BYTES);
         boolean sweep = parsed(config, "syncular.blobs.sweep.enabled", SyncularConfig::bool, "true or false")
                 .orElse(true);
@@ -275,7 +291,37 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
             case "s3" -> Optional.of(s3(config, "syncular.blobs.s3", Optional.empty(), "syncular.blobs.store"));
             default -> throw new ConfigException("syncular.blobs.store must be postgres or s3");
         };
-        return new BlobSettings(maxBytes, sweep, interval, grace, s3);
+        String mode = text(config, "syncular.blobs.urls").orElse("inline");
+        BlobUrlMode urls = switch (mode) {
+            case "inline" -> BlobUrlMode.INLINE;
+            case "signed" -> BlobUrlMode.SIGNED;
+            case "presigned" -> BlobUrlMode.PRESIGNED;
+            default -> throw new ConfigException("syncular.blobs.urls must be inline, signed or presigned");
+        };
+        if (urls == BlobUrlMode.SIGNED && !signed.enabled()) {
+            throw new ConfigException("syncular.blobs.urls=signed needs syncular.signed-urls.secret, the key the"
+                    + " URLs are signed with");
+        }
+        if (urls == BlobUrlMode.PRESIGNED && s3.isEmpty()) {
+            throw new ConfigException("syncular.blobs.urls=presigned needs syncular.blobs.store=s3: only an object"
+                    + " store presigns its own URLs (use signed for URLs this server serves)");
+        }
+        Optional<String> base = text(config, "syncular.blobs.url-base");
+        if (urls == BlobUrlMode.SIGNED) {
+            String url = base.orElseThrow(() -> new ConfigException("syncular.blobs.url-base is required with"
+                    + " syncular.blobs.urls=signed: the absolute URL clients fetch blobs from, e.g."
+                    + " https://sync.example.com/syncular/blobs"));
+            absoluteUrl(url, "syncular.blobs.url-base");
+        } else if (base.isPresent()) {
+            throw new ConfigException("syncular.blobs.url-base applies only with syncular.blobs.urls=signed");
+        }
+        long ttlMs = parsed(config, "syncular.blobs.url-ttl-ms", Long::parseLong, "a whole number of ms")
+                .orElse(syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS);
+        if (ttlMs < 1000 || ttlMs > syncular.jakarta.sync.SignedUrls.DEFAULT_TTL_MS || ttlMs % 1000 != 0) {
+            throw new ConfigException("syncular.blobs.url-ttl-ms must be whole seconds from 1000 to 900000: a URL"
+                    + " is a bearer grant for its TTL (SPEC §5.9.5, at most 15 minutes)");
+        }
+        return new BlobSettings(maxBytes, sweep, interval, grace, s3, urls, base.orElse(""), ttlMs);
     }
 
     /**

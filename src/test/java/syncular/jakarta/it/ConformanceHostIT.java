@@ -60,7 +60,7 @@ class ConformanceHostIT extends DatabaseIsolation {
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     /** What reset and GET capabilities answer: the catalog capabilities this host offers. */
     static final String CAPABILITIES = "{\"capabilities\":[\"validators\",\"commit-validators\",\"leases\","
-            + "\"idempotency-fault\",\"backup-restore\",\"blobs\",\"signed-urls\"]}";
+            + "\"idempotency-fault\",\"backup-restore\",\"blobs\",\"blob-presign\",\"signed-urls\"]}";
 
     @Deployment(testable = false)
     static WebArchive deployment() {

@@ -12,7 +12,10 @@ import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
 import syncular.jakarta.wire.ErrorCode;
 
-/** SPEC §5.4 native tokens: the exact REF token shape, and every tamper, expiry and key check of the verifier. */
+/**
+ * SPEC §5.4/§5.9 native tokens: the exact REF segment token shape and the spec's blob download claims, the sealed
+ * audience, and every tamper, expiry, kind and key check of the verifiers.
+ */
 class SignedUrlsTest {
     private static final byte[] KEY = "a signed-url test key of 32+ bytes".getBytes(StandardCharsets.UTF_8);
     private static final String SEG = "sha256:" + "ab".repeat(32);
@@ -132,5 +135,117 @@ class SignedUrlsTest {
     @Test
     void refusesAShortKey() {
         assertThrows(IllegalArgumentException.class, () -> new SignedUrls(new byte[31], "x", () -> 0));
+    }
+
+    private static final String BLOB = "sha256:" + "ef".repeat(32);
+    private final SignedUrls blobs = new SignedUrls(KEY, "https://sync.example/syncular/blobs", () -> 900_000);
+
+    private static String claims(String url) {
+        String t = token(url);
+        return new String(Base64.getUrlDecoder().decode(t.substring(0, t.indexOf('.'))), StandardCharsets.UTF_8);
+    }
+
+    private static String resigned(String json) throws Exception {
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(KEY, "HmacSHA256"));
+        Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+        byte[] p = json.getBytes(StandardCharsets.UTF_8);
+        return b64.encodeToString(p) + "." + b64.encodeToString(mac.doFinal(p));
+    }
+
+    @Test
+    void theAudienceSealsThePartitionSoOnlyTheKeyRecoversIt() {
+        String aud = urls.audience("tenant/42 ü");
+        assertEquals("tenant/42 ü", urls.partitionOf(aud).orElseThrow());
+        assertEquals(aud, urls.audience("tenant/42 ü"), "deterministic: stable per partition");
+        assertEquals("", urls.partitionOf(urls.audience("")).orElseThrow(), "the empty partition too");
+        SignedUrls other = new SignedUrls("another key, also of 32 bytes or more".getBytes(), "x", () -> 0);
+        assertTrue(other.partitionOf(aud).isEmpty(), "another key opens nothing");
+        byte[] raw = Base64.getUrlDecoder().decode(aud);
+        raw[raw.length - 1] ^= 1;
+        assertTrue(urls.partitionOf(Base64.getUrlEncoder().withoutPadding().encodeToString(raw)).isEmpty(), "tag");
+        raw = Base64.getUrlDecoder().decode(aud);
+        raw[0] ^= 1;
+        assertTrue(urls.partitionOf(Base64.getUrlEncoder().withoutPadding().encodeToString(raw)).isEmpty(), "nonce");
+        assertTrue(urls.partitionOf("short").isEmpty());
+        assertTrue(urls.partitionOf("%%").isEmpty());
+    }
+
+    @Test
+    void mintsTheSpecsBlobDownloadClaimsUnderTheBlobBase() {
+        SignedUrls.Issued issued = blobs.download("p1", BLOB, NOW);
+        long exp = NOW / 1000 + 900;
+        assertEquals(exp * 1000, issued.urlExpiresAtMs());
+        assertTrue(issued.url().startsWith("https://sync.example/syncular/blobs/" + BLOB + "?st="), issued.url());
+        assertEquals("{\"v\":1,\"blob\":\"" + BLOB + "\",\"aud\":\"" + blobs.audience("p1") + "\",\"exp\":" + exp
+                + "}", claims(issued.url()));
+        assertEquals(new SignedUrls.BlobGrant("p1", BLOB, exp), blobs.verifyDownload(token(issued.url()), BLOB, NOW));
+    }
+
+    @Test
+    void mintsUploadClaimsWithTheGrantedLength() {
+        SignedUrls.Issued issued = blobs.upload("p1", BLOB, 1234, NOW);
+        long exp = NOW / 1000 + 900;
+        assertEquals("{\"v\":1,\"put\":\"" + BLOB + "\",\"aud\":\"" + blobs.audience("p1") + "\",\"len\":1234,"
+                + "\"exp\":" + exp + "}", claims(issued.url()));
+        assertEquals(new SignedUrls.UploadGrant("p1", BLOB, 1234, exp),
+                blobs.verifyUpload(token(issued.url()), BLOB, NOW));
+    }
+
+    @Test
+    void aTokenOfOneKindNeverVerifiesAsAnother() {
+        String segment = token(urls.issue(BLOB, SD, "p1", NOW).url());
+        String download = token(blobs.download("p1", BLOB, NOW).url());
+        String upload = token(blobs.upload("p1", BLOB, 10, NOW).url());
+        assertEquals(ErrorCode.BLOB_FORBIDDEN, assertThrows(SyncException.class,
+                () -> blobs.verifyDownload(segment, BLOB, NOW)).code());
+        assertEquals(ErrorCode.BLOB_FORBIDDEN, assertThrows(SyncException.class,
+                () -> blobs.verifyDownload(upload, BLOB, NOW)).code(), "an upload grant is no download");
+        assertEquals(ErrorCode.BLOB_FORBIDDEN, assertThrows(SyncException.class,
+                () -> blobs.verifyUpload(download, BLOB, NOW)).code(), "a download grant is no upload");
+        assertEquals(ErrorCode.SYNC_FORBIDDEN, refusal(urls, download, BLOB, NOW), "a blob token is no segment's");
+    }
+
+    @Test
+    void everyTamperedBlobTokenIsForbiddenWithOneMessage() throws Exception {
+        String url = blobs.download("p1", BLOB, NOW).url();
+        String json = claims(url);
+        String mac = token(url).substring(token(url).indexOf('.') + 1);
+        Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+        String other = "sha256:" + "01".repeat(32);
+        for (String forged : new String[] {json.replace("\"exp\":", "\"exp\":1"),
+                json.replace(blobs.audience("p1"), blobs.audience("p2")), json.replace(BLOB, other)}) {
+            SyncException e = assertThrows(SyncException.class, () -> blobs.verifyDownload(
+                    b64.encodeToString(forged.getBytes(StandardCharsets.UTF_8)) + "." + mac, BLOB, NOW));
+            assertEquals(ErrorCode.BLOB_FORBIDDEN, e.code(), forged);
+            assertEquals("the signed URL is not valid for this blob (§5.9.5)", e.getMessage());
+        }
+        assertEquals(ErrorCode.BLOB_FORBIDDEN, assertThrows(SyncException.class,
+                () -> blobs.verifyDownload(token(url), other, NOW)).code(), "a genuine token on another blob's path");
+        // well signed, yet not what this key mints: an audience it never sealed, an extra claim, a negative length
+        for (String body : new String[] {json.replace(blobs.audience("p1"), "bm90IHNlYWxlZCBieSB1cyBhdCBhbGw"),
+                json.replace("}", ",\"sd\":\"x\"}"),
+                claims(blobs.upload("p1", BLOB, 5, NOW).url()).replace("\"len\":5", "\"len\":-5")}) {
+            String t = resigned(body);
+            boolean upload = body.contains("\"put\"");
+            assertEquals(ErrorCode.BLOB_FORBIDDEN, assertThrows(SyncException.class, () -> {
+                if (upload) blobs.verifyUpload(t, BLOB, NOW);
+                else blobs.verifyDownload(t, BLOB, NOW);
+            }).code(), body);
+        }
+    }
+
+    @Test
+    void aBlobTokenExpiresSixtySecondsPastExpWithItsOwnMessage() {
+        String t = token(blobs.download("p1", BLOB, NOW).url());
+        long expMs = (NOW / 1000 + 900) * 1000;
+        blobs.verifyDownload(t, BLOB, expMs + 60_999);
+        SyncException e = assertThrows(SyncException.class, () -> blobs.verifyDownload(t, BLOB, expMs + 61_000));
+        assertEquals(ErrorCode.BLOB_FORBIDDEN, e.code());
+        assertTrue(e.getMessage().contains("expired"), e.getMessage());
+        String u = token(blobs.upload("p1", BLOB, 3, NOW).url());
+        SyncException up = assertThrows(SyncException.class, () -> blobs.verifyUpload(u, BLOB, expMs + 61_000));
+        assertEquals(ErrorCode.BLOB_FORBIDDEN, up.code());
+        assertTrue(up.getMessage().contains("fresh upload grant"), up.getMessage());
     }
 }

@@ -210,6 +210,48 @@ class SyncularConfigTest {
     }
 
     @Test
+    void blobUrlsAreInlineUnlessSignedWithTheSecretOrPresignedByTheS3Store() {
+        SyncularConfig.BlobSettings inline = SyncularConfig.from(config(DB)).blobs();
+        assertEquals(SyncularConfig.BlobUrlMode.INLINE, inline.urls());
+        assertEquals(900_000L, inline.urlTtlMs());
+        String secret = java.util.Base64.getEncoder().encodeToString(
+                "thirty-two bytes of test secret!".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Map<String, String> signed = with("syncular.blobs.urls", "signed");
+        assertMessage(signed, "syncular.blobs.urls=signed needs syncular.signed-urls.secret, the key the URLs are"
+                + " signed with");
+        signed.put("syncular.signed-urls.secret", secret);
+        signed.put("syncular.signed-urls.base-url", "https://sync.example.com/syncular/segments");
+        assertMessage(signed, "syncular.blobs.url-base is required with syncular.blobs.urls=signed: the absolute URL"
+                + " clients fetch blobs from, e.g. https://sync.example.com/syncular/blobs");
+        signed.put("syncular.blobs.url-base", "https://sync.example.com/syncular/blobs");
+        signed.put("syncular.blobs.url-ttl-ms", "300000");
+        SyncularConfig.BlobSettings b = SyncularConfig.from(config(signed)).blobs();
+        assertEquals(SyncularConfig.BlobUrlMode.SIGNED, b.urls());
+        assertEquals("https://sync.example.com/syncular/blobs", b.urlBase());
+        assertEquals(300_000L, b.urlTtlMs());
+        Map<String, String> bad = new HashMap<>(signed);
+        bad.put("syncular.blobs.url-base", "/syncular/blobs");
+        assertMessage(bad, "syncular.blobs.url-base must be an absolute http(s) URL without a query");
+        bad = new HashMap<>(signed);
+        for (String ttl : new String[] {"0", "1500", "900001"}) {
+            bad.put("syncular.blobs.url-ttl-ms", ttl);
+            assertMessage(bad, "syncular.blobs.url-ttl-ms must be whole seconds from 1000 to 900000: a URL is a"
+                    + " bearer grant for its TTL (SPEC §5.9.5, at most 15 minutes)");
+        }
+
+        assertMessage(with("syncular.blobs.urls", "presigned"), "syncular.blobs.urls=presigned needs"
+                + " syncular.blobs.store=s3: only an object store presigns its own URLs (use signed for URLs this"
+                + " server serves)");
+        Map<String, String> presigned = with("syncular.blobs.urls", "presigned");
+        presigned.put("syncular.blobs.store", "s3");
+        presigned.put("syncular.blobs.s3.bucket", "media-bucket");
+        assertEquals(SyncularConfig.BlobUrlMode.PRESIGNED, SyncularConfig.from(config(presigned)).blobs().urls());
+        presigned.put("syncular.blobs.url-base", "https://sync.example.com/syncular/blobs");
+        assertMessage(presigned, "syncular.blobs.url-base applies only with syncular.blobs.urls=signed");
+        assertMessage(with("syncular.blobs.urls", "cdn"), "syncular.blobs.urls must be inline, signed or presigned");
+    }
+
+    @Test
     void theBlobStoreIsPostgresUnlessS3IsChosenWithItsBucket() {
         assertTrue(SyncularConfig.from(config(DB)).blobs().s3().isEmpty(), "PostgreSQL is the embedded default");
         Map<String, String> s3 = with("syncular.blobs.store", "s3");

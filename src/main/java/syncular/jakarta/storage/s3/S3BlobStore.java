@@ -11,6 +11,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -35,6 +36,10 @@ import software.amazon.awssdk.services.s3.model.MultipartUpload;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
+import software.amazon.awssdk.services.s3.presigner.S3Presigner;
+import software.amazon.awssdk.services.s3.presigner.model.PresignedGetObjectRequest;
+import software.amazon.awssdk.services.s3.presigner.model.PresignedPutObjectRequest;
+import syncular.jakarta.storage.BlobPresigner;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -49,6 +54,10 @@ import syncular.jakarta.storage.StorageException;
  *       re-uploaded since is stale, and the listing deletes it.</li>
  *   <li>{@code P uploads/<startedAtMs, 19 digits>/<uuid>}: an upload in progress (an object or a multipart
  *       upload); never a blob, and removed by {@link #purgeIncompleteUploads} if its process died.</li>
+ *   <li>{@code P direct/<partition>/<blobId>}: bytes a client PUT straight to the bucket under a presigned URL
+ *       ({@link #presignPut}, §5.9.3). S3 does not hash them for us, so they are not a blob until
+ *       {@link #adoptDirectUploads} has streamed them through SHA-256 at their first reference and copied them to
+ *       the blob key; bytes that fail are deleted, and ones never referenced go with the purge.</li>
  * </ul>
  * {@code <partition>} is URL-encoded (and {@code .}/{@code *} too), so a partition id can never add a path level or
  * be a {@code .}/{@code ..} segment; the empty partition is {@code %}, which encoding never yields.
@@ -66,7 +75,7 @@ import syncular.jakarta.storage.StorageException;
  * before the copy, so a crash leaves a stale entry rather than an unswept blob. Server-side copy caps a blob at
  * 5 GiB, far above {@code syncular.blobs.max-bytes}' sensible range.
  */
-public final class S3BlobStore implements BlobStore, AutoCloseable {
+public final class S3BlobStore implements BlobStore, BlobPresigner, AutoCloseable {
     /** S3's smallest multipart part (but the last): the one buffer an upload holds. */
     static final int PART_BYTES = 5 * 1024 * 1024;
     private static final int COPY_BUFFER = 64 * 1024;
@@ -74,12 +83,14 @@ public final class S3BlobStore implements BlobStore, AutoCloseable {
     private static final String MEDIA_TYPE = "media-type";
 
     private final S3Client s3;
+    private final S3Presigner presigner;
     private final S3Settings settings;
     private final String bucket;
     private final String root;
 
-    private S3BlobStore(S3Client s3, S3Settings settings) {
+    private S3BlobStore(S3Client s3, S3Presigner presigner, S3Settings settings) {
         this.s3 = s3;
+        this.presigner = presigner;
         this.settings = settings;
         this.bucket = settings.bucket();
         this.root = settings.root();
@@ -90,12 +101,94 @@ public final class S3BlobStore implements BlobStore, AutoCloseable {
 
     /** A client for {@code settings} on the JDK's HTTP transport, and the store over it. */
     public static S3BlobStore open(S3Settings settings) {
-        return new S3BlobStore(S3Clients.client(settings), settings);
+        // the presigner signs locally (no connection); same credentials, region, endpoint and addressing as the client
+        return new S3BlobStore(S3Clients.client(settings), S3Clients.presigner(settings), settings);
     }
 
     /** Releases the client's connections; the store is unusable afterwards. */
     @Override
-    public void close() { s3.close(); }
+    public void close() {
+        presigner.close();
+        s3.close();
+    }
+
+    /** §5.9.5 delegated presign: a SigV4 GET of the blob key; S3 enforces the expiry on its clock, with no skew. */
+    @Override
+    public Presigned presignGet(String partition, String blobId, long ttlMs) {
+        if (!BlobStore.isBlobId(blobId)) throw new IllegalArgumentException("not a blobId (SPEC §5.9.1)");
+        PresignedGetObjectRequest p = call(() -> presigner.presignGetObject(r -> r
+                .signatureDuration(Duration.ofMillis(ttlMs))
+                .getObjectRequest(g -> g.bucket(bucket).key(blobKey(partition, blobId)))));
+        return new Presigned(p.url().toString(), p.expiration().toEpochMilli());
+    }
+
+    /**
+     * §5.9.3 presigned upload: a SigV4 PUT of the direct key with {@code Content-Length} signed, so S3 takes exactly
+     * the granted size (which the grant checked against the cap) or nothing. No content type is signed: the client
+     * sends its own, and it becomes the blob's media type on adoption.
+     */
+    @Override
+    public Presigned presignPut(String partition, String blobId, long byteLength, long ttlMs) {
+        if (!BlobStore.isBlobId(blobId)) throw new IllegalArgumentException("not a blobId (SPEC §5.9.1)");
+        PresignedPutObjectRequest p = call(() -> presigner.presignPutObject(r -> r
+                .signatureDuration(Duration.ofMillis(ttlMs))
+                .putObjectRequest(o -> o.bucket(bucket).key(directKey(partition, blobId)).contentLength(byteLength))));
+        return new Presigned(p.url().toString(), p.expiration().toEpochMilli());
+    }
+
+    /**
+     * Streams each arrived direct upload through SHA-256 (a {@value #COPY_BUFFER}-byte buffer, never the whole
+     * object) and copies the ones that hash to their id to the blob key, as {@link #put} does after its own check;
+     * every checked direct object is deleted, passed or not. Its size needs no second check: S3 took exactly the
+     * signed {@code Content-Length}, which the grant capped. Check-then-act like the rest of this store: a second
+     * PUT landing between the read and the delete is lost, and its client's push fails with {@code blob.not_found}
+     * until it uploads again.
+     */
+    @Override
+    public Set<String> adoptDirectUploads(String partition, Collection<String> blobIds, long nowMs)
+            throws IOException {
+        Set<String> adopted = new HashSet<>();
+        for (String blobId : new LinkedHashSet<>(blobIds)) {
+            if (!BlobStore.isBlobId(blobId)) continue;
+            String key = directKey(partition, blobId);
+            ResponseInputStream<GetObjectResponse> in;
+            try {
+                in = s3.getObject(b -> b.bucket(bucket).key(key));
+            } catch (NoSuchKeyException e) {
+                continue;
+            } catch (S3Exception e) {
+                if (e.statusCode() == 404) continue;
+                throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
+            } catch (SdkException e) {
+                throw new StorageException(StorageErrorCode.UNCLASSIFIED, e);
+            }
+            MessageDigest sha = sha256();
+            String contentType;
+            try (in) {
+                contentType = in.response().contentType();
+                byte[] buf = new byte[COPY_BUFFER];
+                for (int n; (n = in.read(buf)) >= 0; ) sha.update(buf, 0, n);
+            }
+            if (blobId.equals(idOf(sha))) {
+                Optional<BlobInfo> raced = find(partition, blobId);
+                if (raced.isPresent()) {
+                    touch(raced.get(), nowMs);
+                } else {
+                    // S3's default for a PUT without a type says nothing about the bytes: no media type then
+                    String mediaType = contentType == null || contentType.equals("binary/octet-stream") ? null
+                            : contentType;
+                    emptyObject(indexKey(nowMs, partition, blobId));
+                    call(() -> s3.copyObject(b -> b.sourceBucket(bucket).sourceKey(key).destinationBucket(bucket)
+                            .destinationKey(blobKey(partition, blobId)).metadataDirective(MetadataDirective.REPLACE)
+                            .contentType(mediaType == null ? "application/octet-stream" : mediaType)
+                            .metadata(metadata(nowMs, mediaType))));
+                }
+                adopted.add(blobId);
+            }
+            deleteKey(key);
+        }
+        return adopted;
+    }
 
     @Override
     public PutOutcome put(String partition, String blobId, InputStream body, long maxBytes, String mediaType,
@@ -322,6 +415,22 @@ public final class S3BlobStore implements BlobStore, AutoCloseable {
                 purged.add(o.key());
             }
         }
+        // direct uploads never referenced: their keys carry no time, so S3's own LastModified decides (its clock,
+        // not ours; the sweep's grace is hours, far above any skew between the two)
+        String direct = root + "direct/";
+        String next = null;
+        do {
+            String page = next;
+            ListObjectsV2Response listing = call(() -> s3.listObjectsV2(b -> b.bucket(bucket).prefix(direct)
+                    .continuationToken(page)));
+            for (S3Object o : listing.contents()) {
+                if (o.lastModified().toEpochMilli() < startedBeforeMs) {
+                    deleteKey(o.key());
+                    purged.add(o.key());
+                }
+            }
+            next = listing.isTruncated() ? listing.nextContinuationToken() : null;
+        } while (next != null);
         for (MultipartUpload u : call(() -> s3.listMultipartUploads(b -> b.bucket(bucket).prefix(prefix))).uploads()) {
             if (startedAt(u.key(), prefix) < startedBeforeMs) {
                 call(() -> s3.abortMultipartUpload(b -> b.bucket(bucket).key(u.key()).uploadId(u.uploadId())));
@@ -343,6 +452,10 @@ public final class S3BlobStore implements BlobStore, AutoCloseable {
     // ------------------------------------------------------------------ keys
 
     String blobKey(String partition, String blobId) { return root + "blobs/" + segment(partition) + "/" + blobId; }
+
+    String directKey(String partition, String blobId) {
+        return root + "direct/" + segment(partition) + "/" + blobId;
+    }
 
     String indexKey(long uploadedAtMs, String partition, String blobId) {
         return root + "uploaded/" + time(uploadedAtMs) + "/" + segment(partition) + "/" + blobId;
