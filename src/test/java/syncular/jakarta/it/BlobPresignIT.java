@@ -25,6 +25,7 @@ import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -124,6 +125,18 @@ class BlobPresignIT extends DatabaseIsolation {
 
     @AfterAll
     static void close() { s3.close(); }
+
+    /**
+     * Both deployments share one database and each test resets it through one of them: a reset that drops the
+     * tables while the other deployment is still starting would fail that start for good, so no test begins before
+     * both are ready.
+     */
+    @BeforeEach
+    void bothReady() throws Exception {
+        for (URL base : List.of(s3Base, pgBase)) {
+            It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
+        }
+    }
 
     /** Readies and resets the deployment at {@code base}: owner and reader see p1, intruder p2. */
     private static void reset(URL base) throws Exception {
