@@ -225,6 +225,12 @@ class ConsoleIT extends DatabaseIsolation {
 
         try (RealtimeTestSocket socket = RealtimeTestSocket.open(base.toURI(), "clientId=con-pruner")) {
             socket.nextEvent(10);
+            // the hello is queued before the session joins its partition: the socket.opened event says it has
+            for (int attempt = 0; !It.get(base.toURI().resolve("admin/events?type=socket.opened&clientId=con-pruner"),
+                    It.ADMIN).body().contains("socket.opened"); attempt++) {
+                assertTrue(attempt < 100, "the socket never joined its partition");
+                Thread.sleep(50);
+            }
             HttpResponse<String> kicked = post("partitions/default/clients/con-pruner/disconnect", token, token, null);
             assertEquals(200, kicked.statusCode(), kicked.body());
             assertEquals(1L, num(((Map<?, ?>) Json.parse(kicked.body())).get("closedSockets")));
