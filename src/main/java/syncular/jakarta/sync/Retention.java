@@ -24,6 +24,11 @@ public record Retention(long activeWindowMs, long ageForceMs, long minRetainedCo
      * head than the retained minimum. What the console recommends, and what {@link #prune} does.
      */
     public long targetHorizon(ServerStorage storage, String partition, long nowMs) {
+        return targetAbove(storage, partition, nowMs, storage.getHorizonSeq(partition));
+    }
+
+    /** {@link #targetHorizon} for a caller that has read the current horizon already. */
+    private long targetAbove(ServerStorage storage, String partition, long nowMs, long current) {
         long maxSeq = storage.getMaxCommitSeq(partition);
         long cursorFloor = Long.MAX_VALUE;
         for (ClientCursorInfo c : storage.listClientCursors(partition)) {
@@ -32,13 +37,13 @@ public record Retention(long activeWindowMs, long ageForceMs, long minRetainedCo
         long forced = storage.getCommitSeqBefore(partition, nowMs - ageForceMs);
         long retainFloor = maxSeq - minRetainedCommits;
         long target = Math.min(Math.max(cursorFloor, forced), retainFloor);
-        return Math.max(storage.getHorizonSeq(partition), Math.max(0, target));
+        return Math.max(current, Math.max(0, target));
     }
 
     /** Prunes {@code partition} at {@code nowMs}: the horizon before and after, and the commits removed. */
     public CommitPruneResult prune(ServerStorage storage, String partition, long nowMs) {
         long current = storage.getHorizonSeq(partition);
-        long horizon = targetHorizon(storage, partition, nowMs);
+        long horizon = targetAbove(storage, partition, nowMs, current);
         CommitPruneResult unchanged = new CommitPruneResult(current, current, 0);
         if (horizon <= current) return unchanged;
         Optional<String> epoch = storage.getPartitionLogEpoch(partition);
