@@ -36,6 +36,14 @@ final class MicroNode implements AutoCloseable {
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(Long.getLong("syncular.it.micro.ready-s", 240));
     private static final Set<MicroNode> ALIVE = ConcurrentHashMap.newKeySet();
     private static final AtomicInteger STARTS = new AtomicInteger();
+    /**
+     * The node JVM's options. By default C1 only and the serial collector: a faster start on a small shared machine
+     * (nodes live seconds). A benchmark run replaces them with a production JVM's
+     * ({@code -Dsyncular.it.micro.jvm="-Xms1g -Xmx1g"}, space-separated), since C1 alone runs the hot paths several
+     * times slower.
+     */
+    private static final List<String> JVM_OPTIONS = List.of(System.getProperty("syncular.it.micro.jvm",
+            "-Xmx640m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC").trim().split("\\s+"));
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -94,8 +102,7 @@ final class MicroNode implements AutoCloseable {
             system.putAll(props);
             List<String> cmd = new ArrayList<>();
             cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            // C1 only and the serial collector: a faster start on a small shared machine (nodes live seconds)
-            cmd.addAll(List.of("-Xmx640m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+            cmd.addAll(JVM_OPTIONS);
             system.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
             cmd.addAll(List.of("-jar", microJar().toString(), "--deploy", warFile.toString(), "--port",
                     String.valueOf(port), "--nocluster", "--rootdir", root.toString()));

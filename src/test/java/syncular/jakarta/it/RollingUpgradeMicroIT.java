@@ -53,6 +53,8 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
     static final int SEED = Integer.getInteger("syncular.it.rolling.seed", 1500);
     /** Whether the first v2 node is killed mid-backfill (the benchmark runs without). */
     static final boolean KILL = Boolean.parseBoolean(System.getProperty("syncular.it.rolling.kill", "true"));
+    /** The v2 nodes' {@code syncular.backfill.batch-size}: small by default, so a small seed takes several batches. */
+    static final String BATCH = System.getProperty("syncular.it.rolling.batch", "100");
     static final List<MicroNode> NODES = new CopyOnWriteArrayList<>();
     /** The load balancer's pool: the nodes traffic goes to now. */
     static final List<MicroNode> POOL = new CopyOnWriteArrayList<>();
@@ -81,7 +83,7 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
         return It.withConfig(It.war(name), config(Map.of(
                 "syncular.schema", "syncular/it/upgrade-v2.json",
                 "syncular.backfill.definitions", NAME + "@2:todos->todo_titles",
-                "syncular.backfill.batch-size", "100",
+                "syncular.backfill.batch-size", BATCH,
                 "syncular.backfill.interval-ms", "100")))
                 .addAsResource(new StringAsset(RollingUpgradeMigrationIT.V2_SCHEMA), "syncular/it/upgrade-v2.json");
     }
