@@ -120,16 +120,18 @@ public final class BackfillRunner {
     }
 
     /**
-     * Ticks back to back while batches keep being written, for up to {@code budgetMs} (at least one tick): how a
-     * timer that fires once a second still backfills at the runner's own pace. Each batch is its own transaction
-     * and releases the partition lock at its end, so pushes interleave between batches; while others push to the
+     * Ticks back to back while batches keep being written and {@code keepGoing} says so (at least one tick): how a
+     * node backfills at the runner's own pace rather than the timer's (Payara delivers EJB timers at most about once
+     * a second, and a tick that ran one batch per delivery backfilled a few hundred rows a second inside the
+     * container). Ends at the first tick that writes nothing: the checkpoints are activated, another node holds
+     * their batches, or a batch failed (logged; the next drain retries it). Each batch is its own transaction and
+     * releases the partition lock at its end, so pushes interleave between batches; while others push to the
      * partition the pacer keeps each batch's hold of the lock short ({@link BackfillPacer}).
      */
-    public Tick tickFor(long budgetMs) {
-        long deadline = System.nanoTime() + budgetMs * 1_000_000;
+    public Tick drain(java.util.function.BooleanSupplier keepGoing) {
         Tick last = tick();
         Tick sum = last;
-        while (last.batches() > 0 && System.nanoTime() < deadline) {
+        while (last.batches() > 0 && keepGoing.getAsBoolean()) {
             last = tick();
             sum = sum.plus(last);
         }

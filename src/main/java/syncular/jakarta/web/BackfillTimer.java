@@ -17,7 +17,8 @@ import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
 
 /**
- * Drives RFC 0007 backfills (issue 7, STYLE §6.9): every node ticks and the database elects one worker per batch
+ * Drives RFC 0007 backfills (issue 7, STYLE §6.9): every node ticks, each tick starts the node's
+ * {@link BackfillWorker} drain unless one runs, and the database elects one worker per batch
  * ({@code pg_try_advisory_xact_lock} inside each batch transaction). Each tick also re-evaluates the serve gate for
  * readiness (DOWN while this process must refuse) and raises the writer fence of partitions first seen after the
  * migration. Not persistent: each node schedules its own tick; the interval is configuration
@@ -36,6 +37,8 @@ public class BackfillTimer {
     SyncRuntime runtime;
     @EJB
     ServerLifecycle lifecycle;
+    @EJB
+    BackfillWorker worker;
 
     private SyncularConfig.BackfillSettings settings;
 
@@ -61,7 +64,7 @@ public class BackfillTimer {
                         LOG.log(Level.INFO, "raised the writer fence of {0} partition(s) first seen after the "
                                 + "migration to schema version {1}", raised, parts.schema().version());
                     }
-                    parts.backfill().tickFor(settings.tickBudgetMs());
+                    if (!worker.running()) worker.drain(settings.pauseMs());
                 }
                 runtime.refreshServeGate();
             } catch (RuntimeException e) {

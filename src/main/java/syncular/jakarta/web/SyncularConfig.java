@@ -120,11 +120,12 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * {@code syncular.backfill.*} (issue 7): {@code enabled} (default true) runs this node's backfill timer (a
      * process with the runner off still declares its definitions and serves past them); {@code batch-size}
      * (default 500) source rows per batch transaction at most; {@code max-push-wait-ms} (default 5, issue 21) how
-     * long a batch may hold the partition's push lock while others push to it; {@code interval-ms} (default 1000) between a node's ticks;
+     * long a batch may hold the partition's push lock while others push to it; {@code interval-ms} (default 1000) between a
+     * node's ticks, each of which starts the node's drain unless one runs ({@link BackfillWorker}); {@code pause-ms}
+     * (default 0) a fixed pause between a drain's batches, an operator's throttle on top of the pacer;
      * {@code definitions}: configured column-copy projections, {@code name@version:source->target[,...]}.
      */
-    public record BackfillSettings(boolean enabled, int batchSize, long intervalMs, long tickBudgetMs,
-                                   long maxPushWaitMs, List<syncular.jakarta.host.BackfillDefinition> definitions) { }
+    public record BackfillSettings(boolean enabled, int batchSize, long intervalMs, long maxPushWaitMs, long pauseMs, List<syncular.jakarta.host.BackfillDefinition> definitions) { }
 
     /**
      * {@code syncular.retention.*}: §4.6 pruning by an EJB timer. The spec's values are floors a host may raise,
@@ -470,8 +471,8 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long batch = positive(config, "syncular.backfill.batch-size", 500);
         if (batch > 10_000) throw new ConfigException("syncular.backfill.batch-size must be at most 10000");
         long interval = positive(config, "syncular.backfill.interval-ms", 1000);
-        long budget = positive(config, "syncular.backfill.tick-budget-ms", 500);
         long maxPushWait = positive(config, "syncular.backfill.max-push-wait-ms", 5);
+        long pause = atLeastZero(config, "syncular.backfill.pause-ms", 0);
         List<syncular.jakarta.host.BackfillDefinition> definitions;
         try {
             definitions = syncular.jakarta.migration.ColumnCopyProjection.parseAll(
@@ -479,7 +480,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         } catch (IllegalArgumentException e) {
             throw new ConfigException("syncular.backfill.definitions: " + e.getMessage());
         }
-        return new BackfillSettings(enabled, (int) batch, interval, budget, maxPushWait, List.copyOf(definitions));
+        return new BackfillSettings(enabled, (int) batch, interval, maxPushWait, pause, List.copyOf(definitions));
     }
 
     private static RetentionSettings retention(Config config) {

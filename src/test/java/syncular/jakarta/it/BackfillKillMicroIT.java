@@ -82,8 +82,8 @@ class BackfillKillMicroIT extends DatabaseIsolation {
                 "syncular.backfill.definitions", NAME + "@2:todos->todo_titles",
                 "syncular.backfill.batch-size", String.valueOf(BATCH),
                 "syncular.backfill.interval-ms", "100",
-                // one batch per timer tick, so the pass is still running when the test interferes
-                "syncular.backfill.tick-budget-ms", "1")))
+                // a batch every 100 ms, so the pass is still running when the test interferes
+                "syncular.backfill.pause-ms", "100")))
                 .addAsResource(new StringAsset(RollingUpgradeMigrationIT.V2_SCHEMA), "syncular/it/upgrade-v2.json");
     }
 

@@ -62,8 +62,8 @@ class CrashRecoveryBackfillIT extends DatabaseIsolation {
                 "syncular.backfill.definitions", NAME + "@2:todos->todo_titles",
                 "syncular.backfill.batch-size", "3",
                 "syncular.backfill.interval-ms", "300",
-                // one batch per timer tick, so the pass is still running when the test interferes
-                "syncular.backfill.tick-budget-ms", "1")))
+                // a batch every 300 ms, so the pass is still running when the test interferes
+                "syncular.backfill.pause-ms", "300")))
                 .addAsResource(new org.jboss.shrinkwrap.api.asset.StringAsset(RollingUpgradeMigrationIT.V2_SCHEMA),
                         "syncular/it/upgrade-v2.json");
     }

@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.AfterAll;
@@ -55,6 +56,16 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
     static final boolean KILL = Boolean.parseBoolean(System.getProperty("syncular.it.rolling.kill", "true"));
     /** The v2 nodes' {@code syncular.backfill.batch-size}: small by default, so a small seed takes several batches. */
     static final String BATCH = System.getProperty("syncular.it.rolling.batch", "100");
+    /**
+     * {@code round-robin} (default): the balancer sends to every node in its pool, so the v1 node's refusals are
+     * exercised; {@code readiness}: it follows each node's {@code health/ready} as a production balancer does (the
+     * benchmark: a refusing node then costs no CPU beyond its refusals until the next poll).
+     */
+    static final boolean FOLLOW_READINESS = "readiness".equals(System.getProperty("syncular.it.rolling.balancer"));
+    /** Seconds of warm-up and then of measured load before the upgrade starts (the benchmark); 0: just warm. */
+    static final int BEFORE_S = Integer.getInteger("syncular.it.rolling.before-s", 0);
+    /** The nodes of the pool whose {@code health/ready} answered 200 at the last poll (readiness balancer). */
+    static final java.util.Set<MicroNode> READY = ConcurrentHashMap.newKeySet();
     static final List<MicroNode> NODES = new CopyOnWriteArrayList<>();
     /** The load balancer's pool: the nodes traffic goes to now. */
     static final List<MicroNode> POOL = new CopyOnWriteArrayList<>();
@@ -144,8 +155,11 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
         public void run() {
             int turn = 0;
             while (!stop.get()) {
-                List<MicroNode> pool = List.copyOf(POOL);
-                if (pool.isEmpty()) continue;
+                List<MicroNode> pool = POOL.stream().filter(n -> !FOLLOW_READINESS || READY.contains(n)).toList();
+                if (pool.isEmpty()) {
+                    LockSupport.parkNanos(5_000_000);
+                    continue;
+                }
                 MicroNode node = pool.get(turn++ % pool.size());
                 try {
                     round(node);
@@ -226,17 +240,7 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
     void twoNodesUpgradeOneAfterTheOtherUnderLoadAndNothingIsMixedLostOrWrittenByTheOldBinary() throws Exception {
         MicroNode a = start("roll-a", v1("roll-a"));
         MicroNode b = start("roll-b", v1("roll-b"));
-        SyncTestClient seeder = new SyncTestClient(a.base(), "seeder", "roll-seed");
-        for (int r = 0; r < SEED / 100; r++) {
-            List<PushCommit.Operation> ops = new ArrayList<>();
-            for (int i = 0; i < 100; i++) {
-                String id = String.format("seed-%07d", r * 100 + i);
-                ops.add(PushCommit.Operation.upsert("todos", id, null, SyncTestClient.todo(id, "roll-seed",
-                        "Seed " + id, false, i)));
-            }
-            seeder.send(new RequestMessage(1, List.of(new ReqHeader(seeder.clientId, 1),
-                    new PushCommit("seed-" + r, ops))));
-        }
+        seed(a, SEED);
         POOL.addAll(List.of(a, b));
         Tally tally = new Tally();
         AtomicBoolean stop = new AtomicBoolean();
@@ -249,8 +253,19 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
             t.start();
             threads.add(t);
         }
+        Thread poller = null;
+        if (FOLLOW_READINESS) {
+            poller = new Thread(() -> pollReadiness(stop), "readiness-balancer");
+            poller.start();
+        }
         try (Connection watch = It.jdbc()) {
             awaitServed(tally, 30);
+            if (BEFORE_S > 0) {
+                tally.phase = "0 warm-up";
+                Thread.sleep(BEFORE_S * 1000L);
+                tally.phase = "1 before";
+                Thread.sleep(BEFORE_S * 1000L);
+            }
 
             // node A: drained, stopped, replaced by a v2 node that declares and runs the backfill
             POOL.remove(a);
@@ -304,6 +319,7 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
         } finally {
             stop.set(true);
             for (Thread t : threads) t.join(60_000);
+            if (poller != null) poller.join(10_000);
         }
 
         System.out.printf("rolling upgrade under load: %d served (%s by version), %d floors, %d x 503 "
@@ -354,6 +370,62 @@ class RollingUpgradeMicroIT extends DatabaseIsolation {
             assertEquals(null, fresh.bootstrapState, "the fresh bootstrap completed");
             assertEquals(client.rows.get(), fresh.replica.size(), client.clientId + ": every acknowledged row");
             assertEquals(fresh.snapshot(), client.codec.snapshot(), client.clientId + " converged with the server");
+        }
+    }
+
+    /** {@code rows} source rows in commits of 100 through {@code node}, by four seeders at once. */
+    private static void seed(MicroNode node, int rows) throws Exception {
+        int seeders = 4;
+        int commits = rows / 100;
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        for (int s = 0; s < seeders; s++) {
+            int first = s;
+            Thread t = new Thread(() -> {
+                try {
+                    SyncTestClient seeder = new SyncTestClient(node.base(), "seeder-" + first, "roll-seed");
+                    for (int r = first; r < commits; r += seeders) {
+                        List<PushCommit.Operation> ops = new ArrayList<>();
+                        for (int i = 0; i < 100; i++) {
+                            String id = String.format("seed-%07d", r * 100 + i);
+                            ops.add(PushCommit.Operation.upsert("todos", id, null, SyncTestClient.todo(id,
+                                    "roll-seed", "Seed " + id, false, i)));
+                        }
+                        seeder.send(new RequestMessage(1, List.of(new ReqHeader(seeder.clientId, 1),
+                                new PushCommit("seed-" + r, ops))));
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }, "seeder-" + s);
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) t.join();
+        assertEquals(List.of(), failures, "seeding");
+    }
+
+    /** The readiness balancer: which pool nodes answer {@code health/ready} 200, every 250 ms until stopped. */
+    private static void pollReadiness(AtomicBoolean stop) {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .connectTimeout(Duration.ofSeconds(2)).build();
+        while (!stop.get()) {
+            for (MicroNode n : List.copyOf(POOL)) {
+                boolean ready;
+                try {
+                    ready = http.send(java.net.http.HttpRequest.newBuilder(n.base().resolve("health/ready"))
+                                    .timeout(Duration.ofSeconds(2)).build(),
+                            java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                } catch (IOException e) {
+                    ready = false;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                if (ready) READY.add(n); else READY.remove(n);
+            }
+            READY.retainAll(POOL);
+            LockSupport.parkNanos(250_000_000L);
         }
     }
 

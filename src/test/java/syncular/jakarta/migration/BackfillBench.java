@@ -119,7 +119,7 @@ public final class BackfillBench {
             long fullPassMs = -1;
             long fullPassBatches = 0;
             while (!storage.pendingCheckpoints(2, declarations.names()).isEmpty()) {
-                runner.tickFor(200);   // as the timer runs it, the pacer's pauses included
+                runner.drain(() -> true);   // as the node's worker runs it, the pacer's sizing included
                 if (fullPassMs < 0) {
                     BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
                     if (pass != null && (pass.pass() > 1 || pass.exhausted())) {

@@ -437,15 +437,15 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
-    void aTickWithABudgetRunsBatchesBackToBackUntilActivationAndWithoutOneRunsOne() {
+    void aDrainRunsBatchesBackToBackUntilActivationOrUntilTold() {
         BackfillRunner runner = migrate(10);
-        BackfillRunner.Tick one = runner.tickFor(0);
-        assertEquals(1, one.batches(), "no budget: one batch, as a plain tick");
-        BackfillRunner.Tick rest = runner.tickFor(60_000);
-        assertEquals(2, rest.batches(), "the remaining 15 rows in batches of 10, in one timer tick");
+        BackfillRunner.Tick one = runner.drain(() -> false);
+        assertEquals(1, one.batches(), "told to stop: one batch, as a plain tick");
+        BackfillRunner.Tick rest = runner.drain(() -> true);
+        assertEquals(2, rest.batches(), "the remaining 15 rows in batches of 10, in one drain");
         assertEquals(1, rest.activated());
         assertEquals(CheckpointState.ACTIVATED, checkpoint().state());
-        assertEquals(0, runner.tickFor(60_000).batches(), "nothing left: the loop ends at once");
+        assertEquals(0, runner.drain(() -> true).batches(), "nothing left: the loop ends at once");
     }
 
     @Test
