@@ -15,6 +15,7 @@ import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
+import syncular.jakarta.sync.RequestOutcome;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
 import syncular.jakarta.wire.CommitFrame;
@@ -329,8 +330,7 @@ public final class RealtimeSession {
             wire = wireVersion;
         }
         long started = System.nanoTime();
-        String outcome = "ok";
-        String errorCode = null;
+        RequestOutcome outcome = RequestOutcome.OK;
         int pushCommits = 0;
         boolean pulled = false;
         try {
@@ -349,15 +349,11 @@ public final class RealtimeSession {
             awaitOwnCommits(handled.appliedCommitSeqs());
         } catch (RuntimeException e) {
             response = errorResponse(e, wire);
-            outcome = e instanceof SyncException || e instanceof syncular.jakarta.wire.DecodeException ? "rejected"
-                    : "error";
-            errorCode = e instanceof SyncException se ? se.code().wire()
-                    : e instanceof syncular.jakarta.wire.DecodeException de ? de.code().wire()
-                    : ErrorCode.SYNC_INTERNAL_ERROR.wire();
+            outcome = RequestOutcome.of(e);
         }
         hub.events().emit(new ServerEvent.RequestHandled(hub.now(), partition(), identity.actorId(), clientId,
-                "socket", (System.nanoTime() - started) / 1_000_000, requestBytes.length, response.length, outcome,
-                errorCode, pushCommits, pulled));
+                "socket", (System.nanoTime() - started) / 1_000_000, requestBytes.length, response.length,
+                outcome.outcome(), outcome.errorCode(), pushCommits, pulled));
         List<ByteBuffer> chunks = new ArrayList<>();
         for (int off = 0; off < response.length; off += ROUND_CHUNK_BYTES) {
             int n = Math.min(ROUND_CHUNK_BYTES, response.length - off);

@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import syncular.jakarta.events.EventRing;
 import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
 
@@ -76,13 +77,7 @@ public class EventsResource {
                        @QueryParam("partition") String partition, @QueryParam("clientId") String clientId,
                        @Context SecurityContext security, @Context SseEventSink sink, @Context Sse sse) {
         AdminGuard.require(security);
-        long after;
-        try {
-            after = lastEventId == null || lastEventId.isBlank() ? -1 : Long.parseLong(lastEventId.trim());
-        } catch (NumberFormatException e) {
-            sink.close();
-            return;
-        }
+        long after = resumeAfter(lastEventId);
         if (tails.incrementAndGet() > MAX_TAILS) {
             tails.decrementAndGet();
             sink.send(sse.newEventBuilder().name("error").data(Json.write(Map.of("code",
@@ -93,6 +88,23 @@ public class EventsResource {
         EventTail tail = new EventTail(telemetry.events(), filter(type, partition, clientId), sink, sse,
                 tails::decrementAndGet);
         threads.newThread(() -> tail.run(after)).start();
+    }
+
+    /**
+     * The sequence number a tail resumes after: the client's {@code Last-Event-ID}, or −1 (live events only) without
+     * one. A value that is not a number is none this stream sent (its ids are sequence numbers), so it is refused
+     * here, before a byte of the stream, as 400 {@code sync.invalid_request} like the ring's bad {@code limit}.
+     * Closing the stream instead looked to the client like an empty stream, which an EventSource reconnects to; a
+     * status other than 200 says what is wrong and, by the SSE rules, stops the reconnecting.
+     */
+    static long resumeAfter(String lastEventId) {
+        if (lastEventId == null || lastEventId.isBlank()) return -1;
+        try {
+            return Long.parseLong(lastEventId.trim());
+        } catch (NumberFormatException e) {
+            throw new SyncException(ErrorCode.SYNC_INVALID_REQUEST,
+                    "Last-Event-ID must be the sequence number of an event this stream sent");
+        }
     }
 
     static Map<String, Object> json(EventRing.Sequenced s) {

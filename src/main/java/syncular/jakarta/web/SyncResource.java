@@ -19,9 +19,9 @@ import io.airlift.compress.zstd.ZstdOutputStream;
 import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Credentials;
 import syncular.jakarta.host.Identity;
-import syncular.jakarta.sync.SyncException;
+import syncular.jakarta.sync.RequestOutcome;
 import syncular.jakarta.sync.ResponseSpool;
-import syncular.jakarta.wire.DecodeException;
+import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.RequestDecoder;
 import syncular.jakarta.wire.RequestMessage;
@@ -57,8 +57,7 @@ public class SyncResource {
         Identity identity = null;
         RequestMessage request = null;
         long bytesIn = 0;
-        String outcome = "error";
-        String errorCode = ErrorCode.SYNC_INTERNAL_ERROR.wire();
+        RequestOutcome outcome = null;
         long bytesOut = 0;
         try {
             identity = runtime.authenticate(parts, credentials(headers, uri), "http");
@@ -72,25 +71,19 @@ public class SyncResource {
             ResponseSpool spool = parts.handler().handle(caller, decoded,
                     built -> ResponseSpool.encode(built, parts.config().limits().responseSpillBytes())).body();
             bytesOut = spool.size();
-            outcome = "ok";
-            errorCode = null;
+            outcome = RequestOutcome.OK;
             return respond(Response.ok().type(MEDIA_TYPE), spool,
                     headers.getHeaderString(HttpHeaders.ACCEPT_ENCODING), "Accept-Encoding")
                     .header("Cache-Control", "no-store").build();
-        } catch (SyncException e) {
-            outcome = "rejected";
-            errorCode = e.code().wire();
-            throw e;
-        } catch (DecodeException e) {
-            outcome = "rejected";
-            errorCode = e.code().wire();
+        } catch (Throwable e) {
+            outcome = RequestOutcome.of(e);
             throw e;
         } finally {
             // the answer was produced (or refused): its body streams after this, so bytesOut is the body's size
             runtime.events().emit(new ServerEvent.RequestHandled(parts.clock().nowMs(),
                     identity == null ? "" : identity.partition(), identity == null ? null : identity.actorId(),
                     request == null ? null : request.header().clientId(), "http",
-                    (System.nanoTime() - started) / 1_000_000, bytesIn, bytesOut, outcome, errorCode,
+                    (System.nanoTime() - started) / 1_000_000, bytesIn, bytesOut, outcome.outcome(), outcome.errorCode(),
                     request == null ? 0 : request.pushCommits().size(),
                     request != null && request.pullHeader().isPresent()));
         }

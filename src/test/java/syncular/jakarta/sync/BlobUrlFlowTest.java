@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static syncular.jakarta.storage.BlobStreams.idOf;
+import static syncular.jakarta.sync.BlobTasksDatabase.SCHEMA;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -24,12 +25,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
-import syncular.jakarta.schema.CompiledSchema;
-import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.BlobStore;
-import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
-import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresBlobStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.storage.s3.S3BlobStore;
@@ -37,9 +34,7 @@ import syncular.jakarta.storage.s3.S3ProxySupport;
 import syncular.jakarta.wire.BlobRef;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
-import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.PushResult;
-import syncular.jakarta.wire.RowCodec;
 
 /**
  * §5.9.3 grants and §5.9.5 download URLs through the real upload, push and download logic: on PostgreSQL with native
@@ -48,16 +43,11 @@ import syncular.jakarta.wire.RowCodec;
  * URL is minted only after the grant's cap or the download's row-derived authorization, never instead of them.
  */
 class BlobUrlFlowTest {
-    private static final CompiledSchema SCHEMA = TestSchemas.tasksWith(1, "id", """
-            {"name": "id", "type": "string", "nullable": false},
-            {"name": "project_id", "type": "string", "nullable": false},
-            {"name": "attachment", "type": "blob_ref", "nullable": true}""", "");
-    private static final TableSchema TASKS = SCHEMA.table("tasks").orElseThrow();
     private static final byte[] KEY = "a blob-url flow test key, 32+ bytes".getBytes(StandardCharsets.UTF_8);
     private static final String BASE = "https://sync.example/syncular/blobs";
     private static final long CAP = 1 << 20;
     private static final HttpClient HTTP = HttpClient.newHttpClient();
-    private static EmbeddedPostgresSupport.Pool db;
+    private static BlobTasksDatabase fixture;
     private static PostgresServerStorage storage;
     private static PostgresBlobStore pgBlobs;
     private final AtomicLong now = new AtomicLong(1_750_000_000_000L);
@@ -66,15 +56,13 @@ class BlobUrlFlowTest {
 
     @BeforeAll
     static void database() {
-        db = EmbeddedPostgresSupport.newDatabase();
-        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
-        storage.ensureSchema(SCHEMA, List.of());
-        pgBlobs = new PostgresBlobStore(db);
-        pgBlobs.install();
+        fixture = BlobTasksDatabase.open();
+        storage = fixture.storage;
+        pgBlobs = fixture.blobs;
     }
 
     @AfterAll
-    static void close() { db.close(); }
+    static void close() { fixture.close(); }
 
     @BeforeEach
     void fresh() { partition = EmbeddedPostgresSupport.partition("blob-url"); }
@@ -95,10 +83,8 @@ class BlobUrlFlowTest {
 
     private PushProcessor.Outcome push(BlobStore store, String commitId, String blobRef) {
         PushProcessor processor = new PushProcessor(storage, now::get, Validation.NONE, 1000, store);
-        return Pushes.one(processor, new PushProcessor.RequestScope(actor("author"), "client-1", 2), SCHEMA,
-                Map.of("project_id", List.of("p1")), new PushCommit(commitId, List.of(PushCommit.Operation.upsert(
-                        "tasks", commitId, null, RowCodec.encode(TASKS.descriptors(),
-                                new Object[] {commitId, "p1", blobRef})))));
+        return BlobTasksDatabase.push(processor, actor("author"), Map.of("project_id", List.of("p1")), commitId,
+                BlobTasksDatabase.upsert(commitId, null, blobRef));
     }
 
     private static String ref(byte[] bytes) throws Exception {

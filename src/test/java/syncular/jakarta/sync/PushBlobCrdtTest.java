@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static syncular.jakarta.sync.BlobTasksDatabase.TASKS;
+import static syncular.jakarta.sync.BlobTasksDatabase.upsert;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,16 +19,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import syncular.jakarta.host.Identity;
-import syncular.jakarta.schema.CompiledSchema;
-import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.storage.Reads;
 import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StoredRow;
-import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
-import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresBlobStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.BlobRef;
@@ -43,16 +41,9 @@ import syncular.jakarta.wire.RowCodec;
  * every non-NULL {@code crdt} value is {@code sync.crdt_merge_failed}, never stored last-write-wins.
  */
 class PushBlobCrdtTest {
-    private static final CompiledSchema SCHEMA = TestSchemas.tasksWith(1, "id", """
-            {"name": "id", "type": "string", "nullable": false},
-            {"name": "project_id", "type": "string", "nullable": false},
-            {"name": "attachment", "type": "blob_ref", "nullable": true},
-            {"name": "cover", "type": "blob_ref", "nullable": true},
-            {"name": "doc", "type": "crdt", "nullable": true, "crdtType": "yjs"}""", "");
-    private static final TableSchema TASKS = SCHEMA.table("tasks").orElseThrow();
     private static final Map<String, List<String>> ALL = Map.of("project_id", List.of("*"));
     private static final String MISSING = new BlobRef("sha256:" + "ab".repeat(32), 5, "text/plain", null).toJson();
-    private static EmbeddedPostgresSupport.Pool db;
+    private static BlobTasksDatabase fixture;
     private static PostgresServerStorage storage;
     private static PostgresBlobStore blobs;
     private PushProcessor push;
@@ -61,15 +52,13 @@ class PushBlobCrdtTest {
 
     @BeforeAll
     static void database() {
-        db = EmbeddedPostgresSupport.newDatabase();
-        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
-        storage.ensureSchema(SCHEMA, List.of());
-        blobs = new PostgresBlobStore(db);
-        blobs.install();
+        fixture = BlobTasksDatabase.open();
+        storage = fixture.storage;
+        blobs = fixture.blobs;
     }
 
     @AfterAll
-    static void close() { db.close(); }
+    static void close() { fixture.close(); }
 
     @BeforeEach
     void fresh() {
@@ -88,21 +77,11 @@ class PushBlobCrdtTest {
     }
 
     private PushProcessor.Outcome apply(PushProcessor processor, String commitId, PushCommit.Operation... ops) {
-        return Pushes.one(processor, new PushProcessor.RequestScope(new Identity("actor-1", partition), "client-1", 2),
-                SCHEMA, ALL, new PushCommit(commitId, List.of(ops)));
+        return BlobTasksDatabase.push(processor, new Identity("actor-1", partition), ALL, commitId, ops);
     }
 
     private PushProcessor.Outcome apply(String commitId, PushCommit.Operation... ops) {
         return apply(push, commitId, ops);
-    }
-
-    private static PushCommit.Operation upsert(String id, Long base, String attachment, String cover, byte[] doc) {
-        return PushCommit.Operation.upsert("tasks", id, base,
-                RowCodec.encode(TASKS.descriptors(), new Object[] {id, "p1", attachment, cover, doc}));
-    }
-
-    private static PushCommit.Operation upsert(String id, Long base, String attachment) {
-        return upsert(id, base, attachment, null, null);
     }
 
     private static PushResult.OpError rejection(PushProcessor.Outcome o) {
@@ -119,7 +98,7 @@ class PushBlobCrdtTest {
     /** The reference index of the partition, as (rowId → blobIds). */
     private Map<String, Set<String>> index() {
         Map<String, Set<String>> out = new java.util.TreeMap<>();
-        try (var c = db.getConnection(); var ps = c.prepareStatement(
+        try (var c = fixture.db.getConnection(); var ps = c.prepareStatement(
                 "SELECT row_id, blob_id FROM sync_blob_refs WHERE partition = ? AND tbl = 'tasks'")) {
             ps.setString(1, partition);
             try (var rs = ps.executeQuery()) {
