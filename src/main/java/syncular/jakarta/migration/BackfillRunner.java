@@ -75,13 +75,14 @@ public final class BackfillRunner {
 
     /**
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
-     * how long a batch may hold its push lock ({@link BackfillPacer}); {@code events}: a {@code backfill.batch}
+     * how long a batch may hold its push lock; {@code maxPushP95Ms}: the p95 of this node's pushes the batches are
+     * sized to, 0 for relative to their p95 with the backfill paused ({@link BackfillPacer}); {@code events}: a {@code backfill.batch}
      * event per batch written (issue 20).
      */
     public BackfillRunner(ServerStorage storage, Supplier<CompiledSchema> schema, Declarations declarations,
-                          Clock clock, int maxBatchSize, long maxPushWaitMs, ServerEvents events) {
+                          Clock clock, int maxBatchSize, long maxPushWaitMs, long maxPushP95Ms, ServerEvents events) {
         this.events = events;
-        this.pacer = new BackfillPacer(maxBatchSize, maxPushWaitMs);
+        this.pacer = new BackfillPacer(maxBatchSize, maxPushWaitMs, maxPushP95Ms, System::nanoTime);
         this.storage = storage;
         this.schema = schema;
         this.declarations = declarations;
@@ -89,6 +90,12 @@ public final class BackfillRunner {
         this.processor = new PushProcessor(storage, clock, syncular.jakarta.sync.Validation.NONE,
                 syncular.jakarta.sync.DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS);
     }
+
+    /**
+     * A pushing request this node answered in {@code durationNanos}: what the pacer sizes batches against (fed from
+     * the node's {@code request.handled} events).
+     */
+    public void pushServed(long durationNanos) { pacer.pushServed(durationNanos); }
 
     /** The reserved clientId of a definition's commits (issue 7). */
     public static String clientId(String name) { return Json.write(List.of("backfill", name)); }
@@ -132,6 +139,11 @@ public final class BackfillRunner {
         Tick last = tick();
         Tick sum = last;
         while (last.batches() > 0 && keepGoing.getAsBoolean()) {
+            long probe = pacer.pauseNanos();   // the pushes' latency without the backfill, now and then
+            if (probe > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(probe);
+                if (Thread.currentThread().isInterrupted() || !keepGoing.getAsBoolean()) break;
+            }
             last = tick();
             sum = sum.plus(last);
         }

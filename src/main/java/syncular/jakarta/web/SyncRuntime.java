@@ -50,6 +50,7 @@ import syncular.jakarta.storage.postgres.PostgresLeaseStore;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.sync.Leases;
+import syncular.jakarta.sync.RequestOutcome;
 import syncular.jakarta.sync.PresignedSegmentUrls;
 import syncular.jakarta.sync.SegmentDownload;
 import syncular.jakarta.sync.SegmentPublishing;
@@ -94,6 +95,8 @@ public class SyncRuntime {
     Telemetry telemetry;
 
     private volatile Parts parts;
+    /** Removes the listener that feeds pushes' latencies to the backfill pacer (registered at the first start). */
+    private Runnable unlistenPushes;
     private boolean resumed;
 
     /** Kept across restarts with the same settings, so a conformance reset does not open a client each time. */
@@ -171,6 +174,7 @@ public class SyncRuntime {
 
     @PreDestroy
     synchronized void close() {
+        if (unlistenPushes != null) unlistenPushes.run();
         if (s3Blobs != null) s3Blobs.close();
         if (s3Segments != null) s3Segments.close();
     }
@@ -230,11 +234,22 @@ public class SyncRuntime {
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
                 declarations,
                 new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
-                        config.backfill().maxPushWaitMs(), telemetry.events()), leases, blobs,
+                        config.backfill().maxPushWaitMs(), config.backfill().maxPushP95Ms(), telemetry.events()), leases,
+                blobs,
                 new BlobUpload(storage, blobs, clock, config.blobs().maxBytes(), blobUrls, blobSigner),
                 new BlobDownload(storage, blobs, resolver, clock, schema, declarations::current, blobUrls,
                         blobSigner), audit);
         parts = started;
+        if (unlistenPushes == null) {
+            // one listener for the application's life, feeding whichever runner is in place (a reset replaces it)
+            unlistenPushes = telemetry.events().listen(s -> {
+                Parts now = parts;
+                if (now != null && s.event() instanceof ServerEvent.RequestHandled r && r.pushCommits() > 0
+                        && RequestOutcome.OK.outcome().equals(r.outcome())) {
+                    now.backfill().pushServed(r.durationMs() * 1_000_000);
+                }
+            });
+        }
         refreshServeGate();
         return started;
     }

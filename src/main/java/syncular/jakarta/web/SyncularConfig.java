@@ -123,9 +123,12 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * long a batch may hold the partition's push lock while others push to it; {@code interval-ms} (default 1000) between a
      * node's ticks, each of which starts the node's drain unless one runs ({@link BackfillWorker}); {@code pause-ms}
      * (default 0) a fixed pause between a drain's batches, an operator's throttle on top of the pacer;
+     * {@code max-push-p95-ms} (default 0: relative, 1.5 times the p95 measured with the backfill paused) the p95 of
+     * this node's pushes the batches are sized to;
      * {@code definitions}: configured column-copy projections, {@code name@version:source->target[,...]}.
      */
-    public record BackfillSettings(boolean enabled, int batchSize, long intervalMs, long maxPushWaitMs, long pauseMs, List<syncular.jakarta.host.BackfillDefinition> definitions) { }
+    public record BackfillSettings(boolean enabled, int batchSize, long intervalMs, long maxPushWaitMs,
+                                   long maxPushP95Ms, long pauseMs, List<syncular.jakarta.host.BackfillDefinition> definitions) { }
 
     /**
      * {@code syncular.retention.*}: §4.6 pruning by an EJB timer. The spec's values are floors a host may raise,
@@ -473,6 +476,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long interval = positive(config, "syncular.backfill.interval-ms", 1000);
         long maxPushWait = positive(config, "syncular.backfill.max-push-wait-ms", 5);
         long pause = atLeastZero(config, "syncular.backfill.pause-ms", 0);
+        long maxPushP95 = atLeastZero(config, "syncular.backfill.max-push-p95-ms", 0);
         List<syncular.jakarta.host.BackfillDefinition> definitions;
         try {
             definitions = syncular.jakarta.migration.ColumnCopyProjection.parseAll(
@@ -480,7 +484,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         } catch (IllegalArgumentException e) {
             throw new ConfigException("syncular.backfill.definitions: " + e.getMessage());
         }
-        return new BackfillSettings(enabled, (int) batch, interval, maxPushWait, pause, List.copyOf(definitions));
+        return new BackfillSettings(enabled, (int) batch, interval, maxPushWait, maxPushP95, pause, List.copyOf(definitions));
     }
 
     private static RetentionSettings retention(Config config) {

@@ -56,7 +56,7 @@ public final class BackfillBench {
             storage.ensureSchema(v2, List.of());
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
             AtomicBoolean stop = new AtomicBoolean();
-            List<Thread> threads = startWriters(storage, v2, "p", writers, stop, lat);
+            List<Thread> threads = startWriters(storage, v2, "p", writers, stop, lat, nanos -> { });
             Thread.sleep(20_000);
             stop.set(true);
             for (Thread t : threads) t.join();
@@ -109,10 +109,10 @@ public final class BackfillBench {
             storage.ensureSchema(v2, declarations.current());
             BackfillRunner runner = new BackfillRunner(storage, () -> v2,
                     declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 5),
-                    syncular.jakarta.events.ServerEvents.NONE);
+                    Long.getLong("bench.max-p95", 0), syncular.jakarta.events.ServerEvents.NONE);
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
             AtomicBoolean stop = new AtomicBoolean();
-            List<Thread> threads = startWriters(storage, v2, p, writers, stop, lat);
+            List<Thread> threads = startWriters(storage, v2, p, writers, stop, lat, runner::pushServed);
             // the writers push new source rows, so activation answers stale until they stop: they run for the
             // whole first (full) pass, which is what the throughput and the p95 are measured over
             long t0 = System.nanoTime();
@@ -139,7 +139,8 @@ public final class BackfillBench {
 
     /** Single-row pushes of source rows (new ids) through the push path, same partition, until stopped. */
     static List<Thread> startWriters(PostgresServerStorage storage, CompiledSchema schema, String p, int n,
-                                     AtomicBoolean stop, List<Long> latencies) {
+                                     AtomicBoolean stop, List<Long> latencies,
+                                     java.util.function.LongConsumer served) {
         List<Thread> threads = new ArrayList<>();
         AtomicLong ids = new AtomicLong();
         for (int w = 0; w < n; w++) {
@@ -157,7 +158,9 @@ public final class BackfillBench {
                                     TestSchemas.taskPayload(schema, id, "p1", "title", false))))), g -> { }))
                             .outcomes().get(0);
                     if (o.result().status() != PushResult.Status.APPLIED) throw new AssertionError(o.result());
-                    latencies.add(System.nanoTime() - s);
+                    long took = System.nanoTime() - s;
+                    latencies.add(took);
+                    served.accept(took);   // what a node's request events feed its runner's pacer
                 }
             });
             t.start();

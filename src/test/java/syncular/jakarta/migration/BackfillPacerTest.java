@@ -3,15 +3,98 @@ package syncular.jakarta.migration;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** Issue 21: batches sized to the push-wait bound while others commit, full size on a quiet partition. */
+/**
+ * Issue 21: batches sized to the p95 of the node's pushes against a target (fixed, or relative to a probe with the
+ * backfill paused); to the push-wait bound while others commit and no latency is there to go by; full size on a quiet
+ * partition.
+ */
 class BackfillPacerTest {
     private static final long MS = 1_000_000;
+    /** The pacer's clock, moved by the tests. */
+    private final AtomicLong now = new AtomicLong(1_000 * MS);
+
+    /** A pacer without a latency target of its own that sees no pushes of this node: the lock-hold bound alone. */
+    private BackfillPacer holdOnly(int maxBatch, long maxPushWaitMs) {
+        return new BackfillPacer(maxBatch, maxPushWaitMs, 0, now::get);
+    }
+
+    private void pushes(BackfillPacer pacer, int n, long eachNanos) {
+        for (int i = 0; i < n; i++) pacer.pushServed(eachNanos);
+    }
+
+    @Test
+    void aFixedTargetShrinksTheBatchWhileThePushesP95IsAboveItAndGrowsItBackBelow() {
+        BackfillPacer pacer = new BackfillPacer(500, 5, 20, now::get);
+        assertEquals(0, pacer.pauseNanos(), "a fixed target needs no probe");
+        pushes(pacer, 30, 40 * MS);
+        now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
+        pacer.observe("p", 500, 10, 1 * MS);   // a short hold: the latency, not the hold, decides
+        assertEquals(300, pacer.batchSize(), "p95 40 ms over a 20 ms target: to 60 %");
+
+        pushes(pacer, 30, 30 * MS);
+        pacer.observe("p", 300, 12, MS);
+        assertEquals(300, pacer.batchSize(), "within the decision window: still measuring");
+        now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
+        pacer.observe("p", 300, 14, MS);
+        assertEquals(180, pacer.batchSize());
+
+        pushes(pacer, 30, 5 * MS);
+        now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
+        pacer.observe("p", 180, 16, 50 * MS);   // a long hold does not matter while the pushes are fast
+        assertEquals(225, pacer.batchSize(), "p95 5 ms, under 80 % of the target: a quarter more");
+
+        pushes(pacer, 30, 18 * MS);
+        now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
+        pacer.observe("p", 225, 18, MS);
+        assertEquals(225, pacer.batchSize(), "between 80 % and the target: kept");
+    }
+
+    @Test
+    void theRelativeTargetComesFromAProbeWithTheBackfillPausedAndIsRenewed() {
+        BackfillPacer pacer = new BackfillPacer(500, 5, 0, now::get);
+        assertEquals(0, pacer.pauseNanos(), "no pushes through this node: nothing to probe");
+        pushes(pacer, 5, 30 * MS);
+        assertEquals(BackfillPacer.PROBE_NANOS, pacer.pauseNanos(), "pushes seen: pause and measure them");
+        assertEquals(0, pacer.pauseNanos(), "one probe at a time");
+        pushes(pacer, 40, 10 * MS);   // answered during the pause
+        now.addAndGet(BackfillPacer.PROBE_NANOS);
+        assertEquals(0, pacer.pauseNanos(), "probed just now");
+        assertEquals(15 * MS, pacer.targetNanos(), "1.5 times the paused p95 of 10 ms");
+
+        pushes(pacer, 30, 25 * MS);
+        now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
+        pacer.observe("p", 500, 3, MS);
+        assertEquals(300, pacer.batchSize(), "25 ms is over 15: shrink");
+
+        now.addAndGet(BackfillPacer.PROBE_EVERY_NANOS);
+        pushes(pacer, 1, 25 * MS);
+        assertEquals(BackfillPacer.PROBE_NANOS, pacer.pauseNanos(), "the baseline is renewed");
+        pushes(pacer, 40, 2 * MS);
+        now.addAndGet(BackfillPacer.PROBE_NANOS);
+        pacer.pauseNanos();
+        assertEquals(5 * MS, pacer.targetNanos(), "never below the push-wait bound (1.5 x 2 ms = 3 ms)");
+    }
+
+    @Test
+    void tooFewPushesInAProbeKeepTheTargetUnknownAndTheHoldBoundGoverns() {
+        BackfillPacer pacer = new BackfillPacer(500, 5, 0, now::get);
+        pushes(pacer, 1, 30 * MS);
+        assertEquals(BackfillPacer.PROBE_NANOS, pacer.pauseNanos());
+        pushes(pacer, BackfillPacer.MIN_SAMPLES - 1, 10 * MS);
+        now.addAndGet(BackfillPacer.PROBE_NANOS);
+        assertEquals(0, pacer.pauseNanos());
+        assertEquals(0, pacer.targetNanos(), "a probe of too few pushes sets no baseline");
+        pacer.observe("p", 500, 10, 20 * MS);
+        pacer.observe("p", 500, 14, 20 * MS);
+        assertEquals(125, pacer.batchSize(), "the hold bound: 500 rows held 20 ms, so 125 hold about 5");
+    }
 
     @Test
     void aQuietPartitionKeepsTheFullBatchHoweverLongItHolds() {
-        BackfillPacer pacer = new BackfillPacer(500, 5);
+        BackfillPacer pacer = holdOnly(500, 5);
         assertEquals(500, pacer.batchSize());
         pacer.observe("p", 500, 10, 40 * MS);   // the first batch has nothing to compare with
         pacer.observe("p", 500, 11, 40 * MS);   // consecutive own commits: nobody else pushed
@@ -20,7 +103,7 @@ class BackfillPacerTest {
 
     @Test
     void underTrafficTheBatchShrinksToTheBoundAndGrowsBackWhenItHoldsLess() {
-        BackfillPacer pacer = new BackfillPacer(500, 5);
+        BackfillPacer pacer = holdOnly(500, 5);
         pacer.observe("p", 500, 10, 20 * MS);
         pacer.observe("p", 500, 14, 20 * MS);   // three commits of others in between
         assertEquals(125, pacer.batchSize(), "500 rows held 20 ms: 125 rows hold about 5");
@@ -33,7 +116,7 @@ class BackfillPacerTest {
 
     @Test
     void theBatchNeverShrinksBelowTheFloorNorGrowsPastTheMaximum() {
-        BackfillPacer pacer = new BackfillPacer(200, 1);
+        BackfillPacer pacer = holdOnly(200, 1);
         pacer.observe("p", 200, 1, 500 * MS);
         pacer.observe("p", 200, 5, 500 * MS);
         assertEquals(BackfillPacer.MIN_BATCH, pacer.batchSize());
@@ -43,7 +126,7 @@ class BackfillPacerTest {
 
     @Test
     void aMaximumBelowTheFloorIsStillTheMaximum() {
-        BackfillPacer pacer = new BackfillPacer(10, 5);
+        BackfillPacer pacer = holdOnly(10, 5);
         pacer.observe("p", 10, 1, 50 * MS);
         pacer.observe("p", 10, 3, 50 * MS);
         assertEquals(10, pacer.batchSize());
@@ -51,7 +134,7 @@ class BackfillPacerTest {
 
     @Test
     void trafficStopsBeingSeenOnceOnlyTheBackfillCommitsAndPartitionsAreApart() {
-        BackfillPacer pacer = new BackfillPacer(500, 5);
+        BackfillPacer pacer = holdOnly(500, 5);
         pacer.observe("a", 500, 1, 20 * MS);
         pacer.observe("b", 500, 2, 20 * MS);   // another partition's seqs are its own
         assertEquals(500, pacer.batchSize(), "seq 2 of b is no gap after seq 1 of a");
@@ -63,7 +146,8 @@ class BackfillPacerTest {
 
     @Test
     void aBoundBelowOneMillisecondOrAnEmptyBatchIsRefused() {
-        assertThrows(IllegalArgumentException.class, () -> new BackfillPacer(500, 0));
-        assertThrows(IllegalArgumentException.class, () -> new BackfillPacer(0, 5));
+        assertThrows(IllegalArgumentException.class, () -> holdOnly(500, 0));
+        assertThrows(IllegalArgumentException.class, () -> holdOnly(0, 5));
+        assertThrows(IllegalArgumentException.class, () -> new BackfillPacer(500, 5, -1, now::get));
     }
 }

@@ -86,7 +86,7 @@ class BackfillRunnerCheckpointTest {
         declarations = new Declarations(List.of(def), 2, storage);
         storage.ensureSchema(v2, declarations.current());
         return new BackfillRunner(storage, () -> v2, declarations,
-                clock::get, batchSize, 5, events::add);
+                clock::get, batchSize, 5, 0, events::add);
     }
 
     BackfillRunner migrate(int batchSize) { return migrate(new ColumnCopyProjection(NAME, 2, "tasks", "task_titles"), batchSize); }
