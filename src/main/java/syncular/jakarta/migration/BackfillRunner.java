@@ -76,7 +76,8 @@ public final class BackfillRunner {
     /**
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
      * how long a batch may hold its push lock; {@code maxPushP95Ms}: the p95 of this node's pushes the batches are
-     * sized to, 0 for relative to their p95 with the backfill paused ({@link BackfillPacer}); {@code events}: a {@code backfill.batch}
+     * sized to, 0 for relative to their p95 with the backfill paused ({@link BackfillPacer}); {@code events}: a
+     * {@code backfill.batch}
      * event per batch written (issue 20).
      */
     public BackfillRunner(ServerStorage storage, Supplier<CompiledSchema> schema, Declarations declarations,
@@ -127,7 +128,8 @@ public final class BackfillRunner {
     }
 
     /**
-     * Ticks back to back while batches keep being written and {@code keepGoing} says so (at least one tick): how a
+     * Ticks back to back while batches keep being written and {@code keepGoing} says so (at least one tick), with
+     * {@code pauseNanos} between ticks (an operator's throttle; 0 for none): how a
      * node backfills at the runner's own pace rather than the timer's (Payara delivers EJB timers at most about once
      * a second, and a tick that ran one batch per delivery backfilled a few hundred rows a second inside the
      * container). Ends at the first tick that writes nothing: the checkpoints are activated, another node holds
@@ -135,13 +137,14 @@ public final class BackfillRunner {
      * releases the partition lock at its end, so pushes interleave between batches; while others push to the
      * partition the pacer keeps each batch's hold of the lock short ({@link BackfillPacer}).
      */
-    public Tick drain(java.util.function.BooleanSupplier keepGoing) {
+    public Tick drain(long pauseNanos, java.util.function.BooleanSupplier keepGoing) {
         Tick last = tick();
         Tick sum = last;
         while (last.batches() > 0 && keepGoing.getAsBoolean()) {
-            long probe = pacer.pauseNanos();   // the pushes' latency without the backfill, now and then
-            if (probe > 0) {
-                java.util.concurrent.locks.LockSupport.parkNanos(probe);
+            // the operator's pause, or longer when the pacer probes the pushes' latency without the backfill
+            long pause = Math.max(pauseNanos, pacer.pauseNanos());
+            if (pause > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(pause);
                 if (Thread.currentThread().isInterrupted() || !keepGoing.getAsBoolean()) break;
             }
             last = tick();

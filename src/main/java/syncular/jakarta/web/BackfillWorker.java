@@ -46,23 +46,12 @@ public class BackfillWorker {
             SyncRuntime.Parts parts = runtime.parts().orElse(null);
             if (parts == null || parts.declarations().names().isEmpty()) return;
             // a conformance reset or a restart replaces the runtime whole: this drain ends, the next tick's uses it
-            parts.backfill().drain(() -> pause(pauseMs) && !stopping && runtime.parts().orElse(null) == parts);
+            parts.backfill().drain(pauseMs * 1_000_000, () -> !stopping && runtime.parts().orElse(null) == parts);
         } catch (RuntimeException e) {
             // the runner logs a failed batch itself; this is anything around it (the next tick starts over)
             LOG.log(Level.WARNING, "backfill drain failed; the next timer tick starts another", e);
         } finally {
             running.set(false);
-        }
-    }
-
-    private boolean pause(long ms) {
-        if (ms <= 0) return true;
-        try {
-            Thread.sleep(ms);
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
         }
     }
 

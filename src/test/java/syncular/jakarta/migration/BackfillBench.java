@@ -119,7 +119,7 @@ public final class BackfillBench {
             long fullPassMs = -1;
             long fullPassBatches = 0;
             while (!storage.pendingCheckpoints(2, declarations.names()).isEmpty()) {
-                runner.drain(() -> true);   // as the node's worker runs it, the pacer's sizing included
+                runner.drain(0, () -> true);   // as the node's worker runs it, the pacer's sizing included
                 if (fullPassMs < 0) {
                     BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
                     if (pass != null && (pass.pass() > 1 || pass.exhausted())) {

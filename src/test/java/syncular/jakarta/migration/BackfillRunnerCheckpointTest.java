@@ -439,13 +439,13 @@ class BackfillRunnerCheckpointTest {
     @Test
     void aDrainRunsBatchesBackToBackUntilActivationOrUntilTold() {
         BackfillRunner runner = migrate(10);
-        BackfillRunner.Tick one = runner.drain(() -> false);
+        BackfillRunner.Tick one = runner.drain(0, () -> false);
         assertEquals(1, one.batches(), "told to stop: one batch, as a plain tick");
-        BackfillRunner.Tick rest = runner.drain(() -> true);
+        BackfillRunner.Tick rest = runner.drain(0, () -> true);
         assertEquals(2, rest.batches(), "the remaining 15 rows in batches of 10, in one drain");
         assertEquals(1, rest.activated());
         assertEquals(CheckpointState.ACTIVATED, checkpoint().state());
-        assertEquals(0, runner.drain(() -> true).batches(), "nothing left: the loop ends at once");
+        assertEquals(0, runner.drain(0, () -> true).batches(), "nothing left: the loop ends at once");
     }
 
     @Test
