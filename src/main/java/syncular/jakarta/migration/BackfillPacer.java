@@ -8,22 +8,28 @@ import java.util.function.LongSupplier;
 /**
  * How hard a node's backfill may press on live traffic (issue 21). A batch takes its partition's push lock for its
  * writes, and its reads and encoding take CPU from the requests the node serves, so pushes slow down while it runs.
- * The pacer sizes the batches against what those pushes feel.
+ * Two knobs, one per cause: the batch size bounds how long a batch holds the lock, and a pause between batches
+ * bounds the share of the CPU the backfill takes.
  *
- * <p><b>Latency control</b> (when this node serves pushes): the durations of the pushing requests this node answered
- * ({@link #pushServed}) are collected over a decision window ({@link #DECIDE_EVERY_NANOS}, at least
- * {@link #MIN_SAMPLES} pushes). Their p95 is compared with the target: above it the batch shrinks to 60 %, below 80 %
- * of it the batch grows by a quarter, up to the configured maximum. The target is {@code maxPushP95Ms} when the
- * operator set one; otherwise it is relative, {@link #RELATIVE_TARGET} times the p95 the same pushes have with the
- * backfill paused: every {@link #PROBE_EVERY_NANOS} the drain pauses for {@link #PROBE_NANOS} ({@link #pauseNanos})
- * and the pushes answered meanwhile are the baseline. It is never below the push-wait bound.
+ * <p><b>Lock-hold bound</b> (the batch size): whether anyone else committed in the partition since the previous batch
+ * (the commit log's seqs between the backfill's own commits) and how long the batch held the lock. While there is
+ * traffic a batch holds the lock at most {@code maxPushWaitMs}: shrunk in proportion when it held longer, grown by a
+ * quarter when it held less than 70 % of it. With no traffic the batch grows back to the maximum: a quiet partition
+ * backfills at full speed.
  *
- * <p><b>Lock-hold bound</b> (when there is no latency to go by: no target yet, or too few pushes through this node,
- * e.g. the partition's writers use other nodes): whether anyone else committed in the partition since the previous
- * batch (the commit log's seqs between the backfill's own commits) and how long the batch held the lock. While there
- * is traffic a batch holds the lock at most {@code maxPushWaitMs}: shrunk in proportion when it held longer, grown
- * by a quarter when it held less than 70 % of it. With no traffic the batch grows back to the maximum: a quiet
- * partition backfills at full speed.
+ * <p><b>Latency control</b> (the pause, when this node serves pushes): the durations of the pushing requests this node
+ * answered ({@link #pushServed}) are collected over a decision window ({@link #DECIDE_EVERY_NANOS}, at least
+ * {@link #MIN_SAMPLES} pushes). Their p95 is compared with the target: above it the pause between batches grows by
+ * half (at least {@link #MIN_PACE_NANOS}, at most {@link #MAX_PACE_NANOS}), below 80 % of it the pause shrinks to
+ * 70 % and ends below the minimum. A window with too few pushes (the writers use other nodes) shrinks it the same way.
+ * Smaller batches would not do this job: a drain that never pauses keeps a core busy whatever its batch size (the
+ * 2026-12-02 run of {@code BackfillBench}: batches shrunk to the floor ran at 753 rows/s and the writers' p50 still
+ * doubled), while the pause takes the CPU back and keeps each batch's fixed cost spread over many rows. The target is
+ * {@code maxPushP95Ms} when the operator set one; otherwise it is relative, {@link #RELATIVE_TARGET} times the p95
+ * the same pushes have with the backfill paused: every {@link #PROBE_EVERY_NANOS} the drain pauses for
+ * {@link #PROBE_NANOS} ({@link #pauseNanos}) and the pushes answered in its second half are the baseline (those of
+ * the first half still queued behind the last batch: a baseline taken from them set the target too high). It is never below
+ * the push-wait bound.
  */
 final class BackfillPacer {
     /** The smallest batch (unless the maximum is smaller): below it the per-batch overhead dominates. */
@@ -35,6 +41,9 @@ final class BackfillPacer {
     static final long PROBE_NANOS = 500_000_000L;
     /** The relative target: the paused p95 times this, under the issue's bound of twice it, with headroom. */
     static final double RELATIVE_TARGET = 1.5;
+    /** The first pause the latency control takes, and the longest. */
+    static final long MIN_PACE_NANOS = 2_000_000L;
+    static final long MAX_PACE_NANOS = 1_000_000_000L;
     private static final int MAX_SAMPLES = 4096;
 
     private final int maxBatch;
@@ -43,6 +52,8 @@ final class BackfillPacer {
     private final LongSupplier nanos;
     private final Map<String, Long> lastOwnSeq = new HashMap<>();
     private int batch;
+    /** The latency control's pause between batches (0: none). */
+    private long pace;
 
     private long[] window = new long[64];
     private int windowSize;
@@ -72,8 +83,10 @@ final class BackfillPacer {
 
     /** A pushing request this node answered, and how long it took. */
     synchronized void pushServed(long durationNanos) {
-        if (nanos.getAsLong() < probeUntil) {
-            if (probeSize < MAX_SAMPLES) {
+        long now = nanos.getAsLong();
+        if (now < probeUntil) {
+            // only the probe's second half: the pushes answered first had queued behind the last batch
+            if (now >= probeUntil - PROBE_NANOS / 2 && probeSize < MAX_SAMPLES) {
                 if (probeSize == probe.length) probe = Arrays.copyOf(probe, probeSize * 2);
                 probe[probeSize++] = durationNanos;
             }
@@ -86,16 +99,16 @@ final class BackfillPacer {
     /**
      * How long the drain should pause before its next batch: a probe of the pushes' paused latency when the
      * relative target needs one (none yet, or older than {@link #PROBE_EVERY_NANOS}) and this node serves pushes;
-     * else 0.
+     * else the latency control's pause (0 while the pushes are within the target).
      */
     synchronized long pauseNanos() {
         long now = nanos.getAsLong();
         finishProbe(now);
-        if (fixedTargetNanos > 0 || now < probeUntil || windowSize == 0) return 0;
-        if (probedOnce && now - probedAt < PROBE_EVERY_NANOS) return 0;
+        if (fixedTargetNanos > 0 || now < probeUntil || windowSize == 0) return pace;
+        if (probedOnce && now - probedAt < PROBE_EVERY_NANOS) return pace;
         probeUntil = now + PROBE_NANOS;
         probeSize = 0;
-        return PROBE_NANOS;
+        return Math.max(PROBE_NANOS, pace);
     }
 
     /** The p95 target the latency control steers to; 0 while there is none (relative, not probed yet). */
@@ -113,19 +126,6 @@ final class BackfillPacer {
         finishProbe(now);
         Long previous = lastOwnSeq.put(partition, ownSeq);
         boolean traffic = previous != null && ownSeq - previous > 1;
-        long target = targetNanos();
-        if (target > 0 && now - windowStart < DECIDE_EVERY_NANOS && windowSize > 0) return;   // still measuring
-        if (target > 0 && windowSize >= MIN_SAMPLES) {
-            long p95 = p95(window, windowSize);
-            restartWindow(now);
-            if (p95 > target) {
-                batch = Math.min(maxBatch, Math.max(MIN_BATCH, batch * 6 / 10));
-            } else if (p95 < target * 8 / 10) {
-                batch = Math.min(maxBatch, Math.max(batch, MIN_BATCH) * 5 / 4);
-            }
-            return;
-        }
-        if (now - windowStart >= DECIDE_EVERY_NANOS) restartWindow(now);
         if (!traffic) {
             batch = Math.min(maxBatch, Math.max(batch, MIN_BATCH) * 2);
         } else if (holdNanos > maxPushWaitNanos) {
@@ -133,6 +133,14 @@ final class BackfillPacer {
         } else if (holdNanos < maxPushWaitNanos * 7 / 10) {
             batch = Math.min(maxBatch, Math.max(rows, MIN_BATCH) * 5 / 4);
         }
+        if (now - windowStart < DECIDE_EVERY_NANOS) return;   // still measuring
+        long target = targetNanos();
+        if (target > 0 && windowSize >= MIN_SAMPLES && p95(window, windowSize) > target) {
+            pace = Math.min(MAX_PACE_NANOS, Math.max(MIN_PACE_NANOS, pace * 3 / 2));
+        } else if (target == 0 || windowSize < MIN_SAMPLES || p95(window, windowSize) < target * 8 / 10) {
+            pace = pace * 7 / 10 < MIN_PACE_NANOS ? 0 : pace * 7 / 10;
+        }
+        restartWindow(now);
     }
 
     private void restartWindow(long now) {

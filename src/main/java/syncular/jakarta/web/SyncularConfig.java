@@ -124,7 +124,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * node's ticks, each of which starts the node's drain unless one runs ({@link BackfillWorker}); {@code pause-ms}
      * (default 0) a fixed pause between a drain's batches, an operator's throttle on top of the pacer;
      * {@code max-push-p95-ms} (default 0: relative, 1.5 times the p95 measured with the backfill paused) the p95 of
-     * this node's pushes the batches are sized to;
+     * this node's pushes the pauses between batches steer to;
      * {@code definitions}: configured column-copy projections, {@code name@version:source->target[,...]}.
      */
     public record BackfillSettings(boolean enabled, int batchSize, long intervalMs, long maxPushWaitMs,

@@ -33,7 +33,8 @@ import syncular.jakarta.wire.PushResult;
  *
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=syncular.jakarta.migration.BackfillBench -Dbench.rows=1000000 -Dbench.batch=500 \
- *     [-Dbench.only=alone|traffic] [-Dbench.writers=4] [-Dbench.max-wait=5]</pre>
+ *     [-Dbench.only=alone|traffic] [-Dbench.writers=4] [-Dbench.max-wait=5] [-Dbench.max-p95=0]
+ *     [-Dbench.seconds=N]</pre>
  */
 public final class BackfillBench {
     private BackfillBench() { }
@@ -118,21 +119,42 @@ public final class BackfillBench {
             long t0 = System.nanoTime();
             long fullPassMs = -1;
             long fullPassBatches = 0;
+            // -Dbench.seconds=N: measure the first N seconds of the pass only (rows/s over them), a quick comparison
+            long limitNanos = Long.getLong("bench.seconds", 0) * 1_000_000_000L;
+            long[] lastReport = {t0, 0, 0, 0};   // at, pass rows, batches, latencies seen
+            int passRows = 0;
             while (!storage.pendingCheckpoints(2, declarations.names()).isEmpty()) {
-                runner.drain(0, () -> true);   // as the node's worker runs it, the pacer's sizing included
-                if (fullPassMs < 0) {
-                    BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
-                    if (pass != null && (pass.pass() > 1 || pass.exhausted())) {
-                        fullPassMs = (System.nanoTime() - t0) / 1_000_000;
-                        fullPassBatches = pass.pass() == 1 ? pass.batches() : -1;
-                        stop.set(true);
-                    }
+                runner.drain(0, () -> System.nanoTime() - lastReport[0] < 10_000_000_000L);
+                BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
+                long now = System.nanoTime();
+                if (pass != null && now - lastReport[0] >= 10_000_000_000L) {
+                    // a trace every 10 s: rows/s, mean batch and the pushes' p95 of the interval
+                    List<Long> window;
+                    synchronized (lat) { window = new ArrayList<>(lat.subList((int) lastReport[3], lat.size())); }
+                    Collections.sort(window);
+                    System.out.printf(Locale.ROOT, "  t=%.0fs rows=%d (%.0f rows/s, mean batch %.0f) pushes %d p95 %s ms%n",
+                            (now - t0) / 1e9, pass.passRows(), (pass.passRows() - lastReport[1]) * 1e9 / (now - lastReport[0]),
+                            (pass.passRows() - lastReport[1]) / (double) Math.max(1, pass.batches() - lastReport[2]),
+                            window.size(), window.isEmpty() ? "–" : String.format(Locale.ROOT, "%.2f",
+                                    window.get((int) (window.size() * 0.95)) / 1e6));
+                    lastReport[0] = now;
+                    lastReport[1] = pass.passRows();
+                    lastReport[2] = pass.batches();
+                    lastReport[3] += window.size();
+                }
+                if (fullPassMs < 0 && pass != null && (pass.pass() > 1 || pass.exhausted()
+                        || (limitNanos > 0 && now - t0 >= limitNanos))) {
+                    fullPassMs = (now - t0) / 1_000_000;
+                    fullPassBatches = pass.pass() == 1 ? pass.batches() : -1;
+                    passRows = (int) pass.passRows();
+                    stop.set(true);
+                    if (limitNanos > 0 && !pass.exhausted()) break;
                 }
             }
             long totalMs = (System.nanoTime() - t0) / 1_000_000;
             for (Thread t : threads) t.join();
             print(writers == 0 ? "backfill alone (full pass)" : "backfill + " + writers + " push writers (full pass)",
-                    rows, fullPassMs, fullPassBatches, lat);
+                    passRows, fullPassMs, fullPassBatches, lat);
             System.out.printf(Locale.ROOT, "| … until activated | | %.1f | | | | | |%n", totalMs / 1000.0);
         }
     }

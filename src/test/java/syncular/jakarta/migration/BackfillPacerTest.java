@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 21: batches sized to the p95 of the node's pushes against a target (fixed, or relative to a probe with the
- * backfill paused); to the push-wait bound while others commit and no latency is there to go by; full size on a quiet
+ * Issue 21: pauses between batches paced to the p95 of the node's pushes against a target (fixed, or relative to a
+ * probe with the backfill paused); batches sized to the push-wait bound while others commit, full size on a quiet
  * partition.
  */
 class BackfillPacerTest {
@@ -26,30 +26,44 @@ class BackfillPacerTest {
     }
 
     @Test
-    void aFixedTargetShrinksTheBatchWhileThePushesP95IsAboveItAndGrowsItBackBelow() {
+    void aFixedTargetLengthensThePauseWhileThePushesP95IsAboveItAndShortensItBackBelow() {
         BackfillPacer pacer = new BackfillPacer(500, 5, 20, now::get);
-        assertEquals(0, pacer.pauseNanos(), "a fixed target needs no probe");
+        assertEquals(0, pacer.pauseNanos(), "a fixed target needs no probe, and nothing is slow yet");
+        pacer.observe("p", 500, 10, MS);
         pushes(pacer, 30, 40 * MS);
         now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
-        pacer.observe("p", 500, 10, 1 * MS);   // a short hold: the latency, not the hold, decides
-        assertEquals(300, pacer.batchSize(), "p95 40 ms over a 20 ms target: to 60 %");
+        pacer.observe("p", 500, 12, MS);   // a short hold under traffic: the batch grows no further than the maximum
+        assertEquals(BackfillPacer.MIN_PACE_NANOS, pacer.pauseNanos(), "p95 40 ms over a 20 ms target: pause");
+        assertEquals(500, pacer.batchSize(), "the latency moves the pause, not the batch");
 
         pushes(pacer, 30, 30 * MS);
-        pacer.observe("p", 300, 12, MS);
-        assertEquals(300, pacer.batchSize(), "within the decision window: still measuring");
+        pacer.observe("p", 500, 14, MS);
+        assertEquals(BackfillPacer.MIN_PACE_NANOS, pacer.pauseNanos(), "within the decision window: still measuring");
         now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
-        pacer.observe("p", 300, 14, MS);
-        assertEquals(180, pacer.batchSize());
-
-        pushes(pacer, 30, 5 * MS);
-        now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
-        pacer.observe("p", 180, 16, 50 * MS);   // a long hold does not matter while the pushes are fast
-        assertEquals(225, pacer.batchSize(), "p95 5 ms, under 80 % of the target: a quarter more");
+        pacer.observe("p", 500, 16, MS);
+        assertEquals(3 * MS, pacer.pauseNanos(), "still over: half as long again");
+        for (int i = 0; i < 30; i++) {
+            pushes(pacer, 30, 30 * MS);
+            now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
+            pacer.observe("p", 500, 18 + 2L * i, MS);
+        }
+        assertEquals(BackfillPacer.MAX_PACE_NANOS, pacer.pauseNanos(), "never longer than the cap");
 
         pushes(pacer, 30, 18 * MS);
         now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
-        pacer.observe("p", 225, 18, MS);
-        assertEquals(225, pacer.batchSize(), "between 80 % and the target: kept");
+        pacer.observe("p", 500, 100, MS);
+        assertEquals(BackfillPacer.MAX_PACE_NANOS, pacer.pauseNanos(), "between 80 % and the target: kept");
+
+        pushes(pacer, 30, 5 * MS);
+        now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
+        pacer.observe("p", 500, 102, 50 * MS);
+        assertEquals(700 * MS, pacer.pauseNanos(), "p95 5 ms, under 80 % of the target: to 70 %");
+        assertEquals(50, pacer.batchSize(), "the hold bound still sizes the batch: 500 rows held 50 ms");
+        for (int i = 0; i < 20; i++) {
+            now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);   // no pushes through this node: nobody to slow down
+            pacer.observe("p", 50, 104 + 2L * i, MS);
+        }
+        assertEquals(0, pacer.pauseNanos(), "below the first pause it ends");
     }
 
     @Test
@@ -59,21 +73,24 @@ class BackfillPacerTest {
         pushes(pacer, 5, 30 * MS);
         assertEquals(BackfillPacer.PROBE_NANOS, pacer.pauseNanos(), "pushes seen: pause and measure them");
         assertEquals(0, pacer.pauseNanos(), "one probe at a time");
-        pushes(pacer, 40, 10 * MS);   // answered during the pause
-        now.addAndGet(BackfillPacer.PROBE_NANOS);
+        pushes(pacer, 40, 90 * MS);   // answered first: they queued behind the last batch, not part of the baseline
+        now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
+        pushes(pacer, 40, 10 * MS);   // answered in the second half of the pause
+        now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
         assertEquals(0, pacer.pauseNanos(), "probed just now");
         assertEquals(15 * MS, pacer.targetNanos(), "1.5 times the paused p95 of 10 ms");
 
         pushes(pacer, 30, 25 * MS);
         now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
         pacer.observe("p", 500, 3, MS);
-        assertEquals(300, pacer.batchSize(), "25 ms is over 15: shrink");
+        assertEquals(BackfillPacer.MIN_PACE_NANOS, pacer.pauseNanos(), "25 ms is over 15: pause");
 
         now.addAndGet(BackfillPacer.PROBE_EVERY_NANOS);
         pushes(pacer, 1, 25 * MS);
         assertEquals(BackfillPacer.PROBE_NANOS, pacer.pauseNanos(), "the baseline is renewed");
+        now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
         pushes(pacer, 40, 2 * MS);
-        now.addAndGet(BackfillPacer.PROBE_NANOS);
+        now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
         pacer.pauseNanos();
         assertEquals(5 * MS, pacer.targetNanos(), "never below the push-wait bound (1.5 x 2 ms = 3 ms)");
     }
@@ -83,8 +100,9 @@ class BackfillPacerTest {
         BackfillPacer pacer = new BackfillPacer(500, 5, 0, now::get);
         pushes(pacer, 1, 30 * MS);
         assertEquals(BackfillPacer.PROBE_NANOS, pacer.pauseNanos());
+        now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
         pushes(pacer, BackfillPacer.MIN_SAMPLES - 1, 10 * MS);
-        now.addAndGet(BackfillPacer.PROBE_NANOS);
+        now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
         assertEquals(0, pacer.pauseNanos());
         assertEquals(0, pacer.targetNanos(), "a probe of too few pushes sets no baseline");
         pacer.observe("p", 500, 10, 20 * MS);
