@@ -412,7 +412,7 @@ public final class RealtimeSession {
     /** §8.7: what HTTP reports as status + JSON is RESP_HEADER ERROR END on the socket. */
     private byte[] errorResponse(RuntimeException failure, int wire) {
         ErrorFrame error;
-        SyncException sync = syncCause(failure);
+        SyncException sync = SyncException.in(failure);
         if (sync != null) {
             error = ErrorFrame.of(sync.code(), sync.getMessage(), sync.detailsJson());
         } else if (failure instanceof DecodeException d) {
@@ -424,15 +424,6 @@ public final class RealtimeSession {
         RespHeader header = WireVersion.hasLogEpoch(wire) ? RespHeader.v2(null, null, logEpoch, false)
                 : RespHeader.v1(null, null);
         return ResponseEncoder.encode(new ResponseMessage(wire, List.of(header, error)));
-    }
-
-    /** EJB containers wrap what a bean throws; the first SyncException in the chain is the answer. */
-    private static SyncException syncCause(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SyncException s) return s;
-            if (t.getCause() == t) break;
-        }
-        return null;
     }
 
     // ------------------------------------------------------------------ fanout

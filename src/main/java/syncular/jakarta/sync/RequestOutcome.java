@@ -6,7 +6,7 @@ import syncular.jakarta.wire.ErrorCode;
 /**
  * How one sync request ended, as its {@code request.handled} event reports it (issue 20), the same whichever
  * transport carried it: {@code ok} with no error code; {@code rejected} with the refusal's own code when the server
- * refused it on purpose ({@link SyncException}: auth, size, gate; {@link DecodeException}: a malformed request); and
+ * refused it on purpose ({@link SyncException}, also wrapped by a container: auth, size, gate; {@link DecodeException}: a malformed request); and
  * anything else thrown is {@code error} with {@code sync.internal_error}, the code the client was answered with. One
  * rule, so an operator counting outcomes sees an HTTP request and a socket round that failed alike as alike.
  */
@@ -16,7 +16,8 @@ public record RequestOutcome(String outcome, String errorCode) {
 
     /** The outcome of a request that threw {@code failure} instead of producing its answer. */
     public static RequestOutcome of(Throwable failure) {
-        if (failure instanceof SyncException e) return new RequestOutcome("rejected", e.code().wire());
+        SyncException refusal = SyncException.in(failure);   // also when a container wrapped it
+        if (refusal != null) return new RequestOutcome("rejected", refusal.code().wire());
         if (failure instanceof DecodeException e) return new RequestOutcome("rejected", e.code().wire());
         return new RequestOutcome("error", ErrorCode.SYNC_INTERNAL_ERROR.wire());
     }

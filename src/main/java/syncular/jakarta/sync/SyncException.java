@@ -24,4 +24,17 @@ public final class SyncException extends RuntimeException {
 
     /** Raw JSON or null. */
     public String detailsJson() { return detailsJson; }
+
+    /**
+     * The refusal {@code failure} carries: itself, or the first SyncException in its cause chain (EJB containers wrap
+     * what a bean throws, e.g. in an {@code EJBException}); null when there is none. The one rule by which every
+     * transport answers a wrapped refusal with its own code and reports it so.
+     */
+    public static SyncException in(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SyncException s) return s;
+            if (t.getCause() == t) break;
+        }
+        return null;
+    }
 }

@@ -51,19 +51,10 @@ public final class ErrorMappers {
                 return ErrorBodies.of(413, ErrorCode.SYNC_INVALID_REQUEST, t.getMessage(),
                         "{\"limit\":\"syncular.limits.max-request-bytes\",\"maxBytes\":" + t.maxBytes + "}");
             }
-            Throwable cause = unwrap(e);
-            if (cause instanceof SyncException s) return new SyncExceptionMapper().toResponse(s);
+            SyncException refusal = SyncException.in(e);
+            if (refusal != null) return new SyncExceptionMapper().toResponse(refusal);
             LOG.log(Level.ERROR, "unexpected failure while serving a request", e);
             return ErrorBodies.of(ErrorCode.SYNC_INTERNAL_ERROR, "the server failed unexpectedly; retry later", null);
         }
-    }
-
-    /** EJB containers wrap what a bean throws; the first SyncException in the chain is the real answer. */
-    static Throwable unwrap(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SyncException) return t;
-            if (t.getCause() == t) break;
-        }
-        return e;
     }
 }

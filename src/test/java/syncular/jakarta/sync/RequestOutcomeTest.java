@@ -1,6 +1,8 @@
 package syncular.jakarta.sync;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
@@ -20,6 +22,19 @@ class RequestOutcomeTest {
                 new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID, "socket round clientId must match")));
         assertEquals(new RequestOutcome("rejected", "blob.too_large"), RequestOutcome.of(
                 new SyncException(ErrorCode.BLOB_TOO_LARGE, "over the cap", "{}")));
+    }
+
+    /**
+     * A refusal a container wrapped (EJBException around what the bean threw) is answered with its own code, so it is
+     * reported with it too: it used to count as an internal error while the client was told the real code.
+     */
+    @Test
+    void aWrappedRefusalIsRejectedWithItsOwnCode() {
+        SyncException gate = new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY, "the projection is not ready");
+        RuntimeException wrapped = new RuntimeException("transaction rolled back", new IllegalStateException(gate));
+        assertEquals(new RequestOutcome("rejected", "sync.schema_not_ready"), RequestOutcome.of(wrapped));
+        assertSame(gate, SyncException.in(wrapped));
+        assertNull(SyncException.in(new IllegalStateException("a bug", new IOException("no refusal in here"))));
     }
 
     @Test
