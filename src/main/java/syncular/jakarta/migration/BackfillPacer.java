@@ -28,8 +28,8 @@ import java.util.function.LongSupplier;
  * {@code maxPushP95Ms} when the operator set one; otherwise it is relative, {@link #RELATIVE_TARGET} times the p95
  * the same pushes have with the backfill paused: every {@link #PROBE_EVERY_NANOS} the drain pauses for
  * {@link #PROBE_NANOS} ({@link #pauseNanos}) and the pushes answered in its second half are the baseline (those of
- * the first half still queued behind the last batch: a baseline taken from them set the target too high). It is never below
- * the push-wait bound.
+ * the first half still queued behind the last batch: a baseline taken from them set the target too high). It is
+ * never below the push-wait bound.
  */
 final class BackfillPacer {
     /** The smallest batch (unless the maximum is smaller): below it the per-batch overhead dominates. */

@@ -132,8 +132,9 @@ public final class BackfillBench {
                     List<Long> window;
                     synchronized (lat) { window = new ArrayList<>(lat.subList((int) lastReport[3], lat.size())); }
                     Collections.sort(window);
-                    System.out.printf(Locale.ROOT, "  t=%.0fs rows=%d (%.0f rows/s, mean batch %.0f) pushes %d p95 %s ms%n",
-                            (now - t0) / 1e9, pass.passRows(), (pass.passRows() - lastReport[1]) * 1e9 / (now - lastReport[0]),
+                    System.out.printf(Locale.ROOT,
+                            "  t=%.0fs rows=%d (%.0f rows/s, mean batch %.0f) pushes %d p95 %s ms%n", (now - t0) / 1e9,
+                            pass.passRows(), (pass.passRows() - lastReport[1]) * 1e9 / (now - lastReport[0]),
                             (pass.passRows() - lastReport[1]) / (double) Math.max(1, pass.batches() - lastReport[2]),
                             window.size(), window.isEmpty() ? "–" : String.format(Locale.ROOT, "%.2f",
                                     window.get((int) (window.size() * 0.95)) / 1e6));
