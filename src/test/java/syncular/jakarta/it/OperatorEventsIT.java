@@ -123,6 +123,18 @@ class OperatorEventsIT extends DatabaseIsolation {
         }
     }
 
+    /**
+     * A Last-Event-ID this stream never sent is refused before a byte of the stream, as 400 with the stable code (an
+     * EventSource stops reconnecting on it), not an empty stream it would reconnect to forever.
+     */
+    @Test
+    void aLastEventIdThatIsNoSequenceNumberIs400BeforeTheStream() throws Exception {
+        HttpResponse<String> r = It.get(at("admin/events/stream"), It.ADMIN[0], It.ADMIN[1],
+                "Accept", "text/event-stream", "Last-Event-ID", "not-a-seq");
+        assertEquals(400, r.statusCode(), r.body());
+        assertEquals("sync.invalid_request", ((Map<?, ?>) Json.parse(r.body())).get("code"), r.body());
+    }
+
     private Map<String, Double> scrape() throws Exception {
         HttpResponse<String> r = It.get(at("metrics"), It.ADMIN);
         assertEquals(200, r.statusCode(), r.body());
