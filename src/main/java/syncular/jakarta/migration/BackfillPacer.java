@@ -135,9 +135,11 @@ final class BackfillPacer {
         }
         if (now - windowStart < DECIDE_EVERY_NANOS) return;   // still measuring
         long target = targetNanos();
-        if (target > 0 && windowSize >= MIN_SAMPLES && p95(window, windowSize) > target) {
+        boolean measured = target > 0 && windowSize >= MIN_SAMPLES;
+        long p95 = measured ? p95(window, windowSize) : 0;   // sorted once per decision
+        if (measured && p95 > target) {
             pace = Math.min(MAX_PACE_NANOS, Math.max(MIN_PACE_NANOS, pace * 3 / 2));
-        } else if (target == 0 || windowSize < MIN_SAMPLES || p95(window, windowSize) < target * 8 / 10) {
+        } else if (!measured || p95 < target * 8 / 10) {
             pace = pace * 7 / 10 < MIN_PACE_NANOS ? 0 : pace * 7 / 10;
         }
         restartWindow(now);
