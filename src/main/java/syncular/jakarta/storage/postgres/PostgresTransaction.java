@@ -256,9 +256,9 @@ final class PostgresTransaction implements StorageTransaction {
         List<RowKey> keys = withTombstones ? new ArrayList<>(new LinkedHashSet<>(prefetch)) : List.of();
         if (!keys.isEmpty()) sql.append(";\n").append(CommitLogSql.TOMBSTONES_OF);
         Set<RowKey> tombstones = new java.util.HashSet<>();
-        Set<PushKey> wanted = new java.util.HashSet<>(commits);
-        String[] clientIds = commits.stream().map(PushKey::clientId).distinct().toArray(String[]::new);
-        String[] commitIds = commits.stream().map(PushKey::clientCommitId).distinct().toArray(String[]::new);
+        List<PushKey> pairs = List.copyOf(new LinkedHashSet<>(commits));
+        String[] clientIds = pairs.stream().map(PushKey::clientId).toArray(String[]::new);
+        String[] commitIds = pairs.stream().map(PushKey::clientCommitId).toArray(String[]::new);
         ServeGate[] gate = new ServeGate[1];
         long[] lockedRow = new long[2];
         Map<PushKey, StoredPushResult> existing = new HashMap<>();
@@ -269,9 +269,9 @@ final class PostgresTransaction implements StorageTransaction {
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             ps.setInt(i++, runningSchemaVersion);
-            ps.setString(i++, partition);
             ps.setArray(i++, c.createArrayOf("text", clientIds));
             ps.setArray(i++, c.createArrayOf("text", commitIds));
+            ps.setString(i++, partition);
             for (RowTable t : tables) {
                 ps.setString(i++, partition);
                 ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
@@ -293,7 +293,6 @@ final class PostgresTransaction implements StorageTransaction {
             if (index == 2) {
                 while (rs.next()) {
                     PushKey key = new PushKey(rs.getString(1), rs.getString(2));
-                    if (!wanted.contains(key)) continue;   // the superset's other pairs
                     try {
                         existing.put(key, StoredJson.parsePushResult(rs.getString(3)));
                     } catch (StorageException e) {

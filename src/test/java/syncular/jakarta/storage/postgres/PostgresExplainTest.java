@@ -58,6 +58,10 @@ class PostgresExplainTest {
                         + ")), '\\x00'::bytea, NULL FROM generate_series(1, " + ROWS + ") i");
                 s.execute("INSERT INTO sync_row_scopes SELECT '" + p + "', 'tasks', 'project_id', 'p' || (i % "
                         + PROJECTS + "), 'r' || lpad(i::text, 7, '0') FROM generate_series(1, " + ROWS + ") i");
+                // a stored push result per commit, from 500 clients
+                s.execute("INSERT INTO sync_push_results SELECT '" + p + "', 'client' || (i % 500), 'cc' || i, "
+                        + "jsonb_build_object('status', 'applied', 'commitSeq', i) FROM generate_series(1, " + ROWS
+                        + ") i");
                 // the first sixth of the cards on one hot board, the rest spread over BOARDS boards
                 s.execute("INSERT INTO cards SELECT '" + p + "', 'r' || lpad(i::text, 7, '0'), 'r' || i, 'p' || (i % "
                         + PROJECTS + "), CASE WHEN i <= " + ROWS / 6 + " THEN 'hot' ELSE 'b' || (i % " + BOARDS
@@ -137,6 +141,26 @@ class PostgresExplainTest {
             ps.setString(i++, "tasks");
         })) {
             assertIndexOnly(plan, List.of("sync_change_scopes", "sync_commits", "sync_changes"));
+        }
+    }
+
+    @Test @Seed("SPEC §6.3: a push group's idempotency re-check probes the results' primary key once per commit")
+    void pushGroupResultReadProbesThePrimaryKeyPerPair() throws SQLException {
+        String[] clients = new String[8];
+        String[] commits = new String[8];
+        for (int k = 0; k < 8; k++) {
+            clients[k] = "client" + (k * 37 % 500);
+            commits[k] = "cc" + (1000 + k * 37);
+        }
+        for (String plan : plans(CommitLogSql.GET_PUSH_RESULTS_OF, (ps, c) -> {
+            ps.setArray(1, c.createArrayOf("text", clients));
+            ps.setArray(2, c.createArrayOf("text", commits));
+            ps.setString(3, P);
+        })) {
+            assertFalse(plan.contains("Seq Scan on sync_push_results"), plan);
+            assertFalse(plan.contains("Bitmap Heap Scan on sync_push_results"), plan);
+            assertTrue(plan.matches("(?s).*Nested Loop.*Function Scan on \\S+.*Index Scan using \\S+ on "
+                    + "sync_push_results\\b.*"), () -> "not one probe per pair:\n" + plan);
         }
     }
 
