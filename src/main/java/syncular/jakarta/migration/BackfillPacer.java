@@ -32,6 +32,9 @@ import java.util.function.LongSupplier;
  * never below the push-wait bound.
  */
 final class BackfillPacer {
+    private static final System.Logger LOG = System.getLogger(BackfillPacer.class.getName());
+    /** At most one line a this often about the latency control's state, while it pauses the drain. */
+    static final long REPORT_EVERY_NANOS = 10_000_000_000L;
     /** The smallest batch (unless the maximum is smaller): below it the per-batch overhead dominates. */
     static final int MIN_BATCH = 16;
     /** Pushes a decision needs; fewer in a window means too little traffic through this node to go by. */
@@ -65,6 +68,7 @@ final class BackfillPacer {
     private long baselineNanos;
     private long probedAt;
     private boolean probedOnce;
+    private long reportedAt;
 
     BackfillPacer(int maxBatch, long maxPushWaitMs, long maxPushP95Ms, LongSupplier nanos) {
         if (maxBatch < 1) throw new IllegalArgumentException("batch size must be at least 1");
@@ -141,6 +145,12 @@ final class BackfillPacer {
             pace = Math.min(MAX_PACE_NANOS, Math.max(MIN_PACE_NANOS, pace * 3 / 2));
         } else if (!measured || p95 < target * 8 / 10) {
             pace = pace * 7 / 10 < MIN_PACE_NANOS ? 0 : pace * 7 / 10;
+        }
+        if (pace > 0 && now - reportedAt >= REPORT_EVERY_NANOS) {
+            reportedAt = now;
+            LOG.log(System.Logger.Level.INFO, "backfill pacing: pushes'' p95 {0} ms over {1} pushes against a target "
+                    + "of {2} ms (paused p95 {3} ms); pause between batches {4} ms, batch {5} rows",
+                    p95 / 1e6, windowSize, target / 1e6, baselineNanos / 1e6, pace / 1e6, batch);
         }
         restartWindow(now);
     }

@@ -847,4 +847,24 @@ public abstract class ServerStorageContractTest {
         assertFalse(e.getMessage().contains("no_such_table"), "messages carry no identifiers");
         assertEquals("no_such_table", e.details().get("table"));
     }
+
+    @Test @Seed("SPEC §6.3: a group's idempotency re-check finds exactly its own (clientId, clientCommitId) pairs")
+    void aGroupsResultReadFindsOnlyItsOwnPairs() {
+        String p = partition("result-pairs");
+        StoredPushResult stored = StoredPushResult.rejected(List.of(new OperationResult.Failed(0,
+                "sync.constraint_violation", "constraint", false, null)));
+        for (PushKey key : List.of(new PushKey("client-a", "k1"), new PushKey("client-b", "k2"))) {
+            storage().inTransaction(p, tx -> {
+                tx.lockForPush(1, List.of(key), List.of(), false);
+                tx.rejectPush(key.clientId(), key.clientCommitId(), stored);
+                return null;
+            });
+        }
+        // every client and every commit id of the group has a stored result, but under another pair
+        Map<PushKey, StoredPushResult> existing = storage().inTransaction(p, tx -> tx.lockForPush(1,
+                List.of(new PushKey("client-a", "k2"), new PushKey("client-b", "k1"), new PushKey("client-a", "k1"),
+                        new PushKey("client-a", "k1")), List.of(), false).existing());
+        assertEquals(java.util.Set.of(new PushKey("client-a", "k1")), existing.keySet());
+        assertEquals(stored.results(), existing.get(new PushKey("client-a", "k1")).results());
+    }
 }
