@@ -33,7 +33,7 @@ import java.util.function.LongSupplier;
  */
 final class BackfillPacer {
     private static final System.Logger LOG = System.getLogger(BackfillPacer.class.getName());
-    /** At most one line a this often about the latency control's state, while it pauses the drain. */
+    /** At most one line this often about the latency control's state, while it pauses the drain. */
     static final long REPORT_EVERY_NANOS = 10_000_000_000L;
     /** The smallest batch (unless the maximum is smaller): below it the per-batch overhead dominates. */
     static final int MIN_BATCH = 16;
