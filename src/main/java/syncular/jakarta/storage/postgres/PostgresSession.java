@@ -129,15 +129,33 @@ final class PostgresSession implements StorageSession {
         }
     }
 
+    /**
+     * A checkout that failed within this long found a broken connection rather than waited for a free one: Payara's
+     * pool, validating a connection the database killed, can fail that one checkout while it replaces the pool's
+     * connections (ConnectionLossIT saw a 500 from it). A slower failure is a pool wait that timed out and is not
+     * repeated, so an exhausted pool does not make a request wait several timeouts.
+     */
+    static final long FAST_CHECKOUT_FAILURE_NANOS = 1_000_000_000L;
+
     /** Runs {@code work} on the session's connection, taking one first if needed; see the class comment. */
     private <T> T on(PostgresServerStorage.SqlRead<T> work) {
         for (int attempt = 0; ; attempt++) {
+            if (connection == null) {
+                long started = System.nanoTime();
+                try {
+                    connection = dataSource.getConnection();
+                } catch (SQLException e) {
+                    if (attempt >= CONNECTION_RETRIES || System.nanoTime() - started > FAST_CHECKOUT_FAILURE_NANOS) {
+                        throw PgErrors.classify(e);
+                    }
+                    continue;
+                }
+            }
             try {
-                if (connection == null) connection = dataSource.getConnection();
                 return work.run(connection);
             } catch (SQLException e) {
                 StorageException classified = PgErrors.classify(e);
-                if (classified.code() != StorageErrorCode.CONNECTION_LOST || connection == null) throw classified;
+                if (classified.code() != StorageErrorCode.CONNECTION_LOST) throw classified;
                 // the pool must not hand this one out again: abort marks it for removal (JDBC 4.1)
                 PgErrors.abort(connection);
                 connection = null;
