@@ -208,8 +208,8 @@ final class CommitLogSql {
      * no plan (the generic one a prepared statement caches included) can flatten it into a join that scans the
      * partition's results under the push lock (a plain {@code unnest} join did: 0.9 ms a group). It was a superset
      * read ({@code client_id = ANY(…) AND client_commit_id = ANY(…)}) before: every client of a group times every
-     * commit id, growing with the square of the group (measured a call: 0.34 ms for 8 commits and 1.2 ms for 19, against
-     * 0.12 and 0.21 ms by pairs; docs/benchmarks.md). Params: clientIds[], clientCommitIds[], partition.
+     * commit id, growing with the square of the group (measured a call: 0.34 ms for 8 commits and 1.2 ms for 19,
+     * against 0.12 and 0.21 ms by pairs; docs/benchmarks.md). Params: clientIds[], clientCommitIds[], partition.
      */
     static final String GET_PUSH_RESULTS_OF = """
             SELECT r.client_id, r.client_commit_id, r.result::text

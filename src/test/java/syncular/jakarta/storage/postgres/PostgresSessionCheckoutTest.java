@@ -55,7 +55,9 @@ class PostgresSessionCheckoutTest {
                 return db.getConnection();
             }
 
-            @Override public Connection getConnection(String u, String p) throws SQLException { return getConnection(); }
+            @Override
+            public Connection getConnection(String u, String p) throws SQLException { return getConnection(); }
+
             @Override public PrintWriter getLogWriter() { return null; }
             @Override public void setLogWriter(PrintWriter out) { }
             @Override public void setLoginTimeout(int seconds) { }
