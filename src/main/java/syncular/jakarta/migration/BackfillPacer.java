@@ -18,18 +18,23 @@ import java.util.function.LongSupplier;
  * backfills at full speed.
  *
  * <p><b>Latency control</b> (the pause, when this node serves pushes): the durations of the pushing requests this node
- * answered ({@link #pushServed}) are collected over a decision window ({@link #DECIDE_EVERY_NANOS}, at least
- * {@link #MIN_SAMPLES} pushes). Their p95 is compared with the target: above it the pause between batches grows by
- * half (at least {@link #MIN_PACE_NANOS}, at most {@link #MAX_PACE_NANOS}), below 80 % of it the pause shrinks to
- * 70 % and ends below the minimum. A window with too few pushes (the writers use other nodes) shrinks it the same way.
+ * answered ({@link #pushServed}) are collected over a decision window (at least {@link #DECIDE_EVERY_NANOS} and
+ * {@link #DECIDE_SAMPLES} pushes, at most {@link #MAX_WINDOW_NANOS}). Their p95 is compared with the target: above it
+ * the pause between batches grows by half (at least {@link #MIN_PACE_NANOS}, at most {@link #MAX_PACE_NANOS}), below
+ * 80 % of it the pause shrinks to 70 % and ends below the minimum. A window that ends with fewer than
+ * {@link #MIN_SAMPLES} pushes (the writers use other nodes) shrinks it the same way. The sample counts matter: the p95
+ * of a dozen pushes is their slowest one, and compared with the p95 of a larger paused sample it was above the target
+ * by chance often enough to hold the pause at its maximum while the backfill caused none of the latency (the
+ * 1,000,000-row rolling upgrade of 2026-12-03 crawled at 20-55 rows/s so).
  * Smaller batches would not do this job: a drain that never pauses keeps a core busy whatever its batch size (the
  * 2026-12-02 run of {@code BackfillBench}: batches shrunk to the floor ran at 753 rows/s and the writers' p50 still
  * doubled), while the pause takes the CPU back and keeps each batch's fixed cost spread over many rows. The target is
  * {@code maxPushP95Ms} when the operator set one; otherwise it is relative, {@link #RELATIVE_TARGET} times the p95
  * the same pushes have with the backfill paused: every {@link #PROBE_EVERY_NANOS} the drain pauses for
- * {@link #PROBE_NANOS} ({@link #pauseNanos}) and the pushes answered in its second half are the baseline (those of
- * the first half still queued behind the last batch: a baseline taken from them set the target too high). It is
- * never below the push-wait bound.
+ * {@link #PROBE_NANOS} ({@link #pauseNanos}), and the pushes answered in its second half are paused samples (those
+ * of the first half still queued behind the last batch: a baseline taken from them set the target too high). The
+ * baseline is the p95 of the samples of the last {@link #PROBES_POOLED} probes together, so one quarter second of
+ * lucky pushes does not set the target alone. It is never below the push-wait bound.
  */
 final class BackfillPacer {
     private static final System.Logger LOG = System.getLogger(BackfillPacer.class.getName());
@@ -39,7 +44,12 @@ final class BackfillPacer {
     static final int MIN_BATCH = 16;
     /** Pushes a decision needs; fewer in a window means too little traffic through this node to go by. */
     static final int MIN_SAMPLES = 12;
+    /** Pushes a decision waits for (up to {@link #MAX_WINDOW_NANOS}): enough that their p95 is not their maximum. */
+    static final int DECIDE_SAMPLES = 40;
     static final long DECIDE_EVERY_NANOS = 250_000_000L;
+    static final long MAX_WINDOW_NANOS = 2_000_000_000L;
+    /** Probes whose paused samples make the baseline together. */
+    static final int PROBES_POOLED = 4;
     static final long PROBE_EVERY_NANOS = 15_000_000_000L;
     static final long PROBE_NANOS = 500_000_000L;
     /** The relative target: the paused p95 times this, under the bound of twice it, with headroom. */
@@ -64,6 +74,8 @@ final class BackfillPacer {
     private long[] probe = new long[64];
     private int probeSize;
     private long probeUntil;
+    /** The paused samples of the last probes, newest last. */
+    private final java.util.ArrayDeque<long[]> pooled = new java.util.ArrayDeque<>();
     /** The paused p95 (0: none measured yet) and when it was probed. */
     private long baselineNanos;
     private long probedAt;
@@ -137,7 +149,8 @@ final class BackfillPacer {
         } else if (holdNanos < maxPushWaitNanos * 7 / 10) {
             batch = Math.min(maxBatch, Math.max(rows, MIN_BATCH) * 5 / 4);
         }
-        if (now - windowStart < DECIDE_EVERY_NANOS) return;   // still measuring
+        long measuring = now - windowStart;
+        if (measuring < DECIDE_EVERY_NANOS || (windowSize < DECIDE_SAMPLES && measuring < MAX_WINDOW_NANOS)) return;
         long target = targetNanos();
         boolean measured = target > 0 && windowSize >= MIN_SAMPLES;
         long p95 = measured ? p95(window, windowSize) : 0;   // sorted once per decision
@@ -160,10 +173,16 @@ final class BackfillPacer {
         windowStart = now;
     }
 
-    /** A probe that has ended becomes the baseline when enough pushes were answered during it. */
+    /**
+     * A probe that has ended joins the pool of paused samples, whose p95 becomes the baseline once it holds enough
+     * pushes.
+     */
     private void finishProbe(long now) {
         if (probeUntil == 0 || now < probeUntil) return;
-        if (probeSize >= MIN_SAMPLES) baselineNanos = p95(probe, probeSize);
+        pooled.addLast(Arrays.copyOf(probe, probeSize));
+        if (pooled.size() > PROBES_POOLED) pooled.removeFirst();
+        long[] all = pooled.stream().flatMapToLong(Arrays::stream).toArray();
+        if (all.length >= MIN_SAMPLES) baselineNanos = p95(all, all.length);
         probedAt = now;
         probedOnce = true;
         probeUntil = 0;
