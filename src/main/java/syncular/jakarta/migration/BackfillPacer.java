@@ -12,10 +12,15 @@ import java.util.function.LongSupplier;
  * bounds the share of the CPU the backfill takes.
  *
  * <p><b>Lock-hold bound</b> (the batch size): whether anyone else committed in the partition since the previous batch
- * (the commit log's seqs between the backfill's own commits) and how long the batch held the lock. While there is
- * traffic a batch holds the lock at most {@code maxPushWaitMs}: shrunk in proportion when it held longer, grown by a
- * quarter when it held less than 70 % of it. With no traffic the batch grows back to the maximum: a quiet partition
- * backfills at full speed.
+ * (the commit log's seqs between the backfill's own commits) and how long the batch held the lock. A hold has a fixed
+ * part, the under-lock round trips of the push every batch is (the same ones every push pays), and a part that grows
+ * with its rows. While there is traffic the rows' part is at most {@code maxPushWaitMs}: the batch shrinks in
+ * proportion when it was longer, and grows by a quarter when it was under 70 % of it. The fixed part
+ * ({@link #fixedHoldNanos}) is the intercept of a least-squares line through the last {@link #HOLD_FIT} batches'
+ * (rows, hold), never above their shortest hold. Bounding the whole hold instead pinned the batch at its floor once
+ * the fixed part alone exceeded the bound (about 5 ms on two busy cores), where the most batches pay it most often
+ * (the 1,000,000-row rolling upgrade of 2026-12-04 ran 16-73-row batches). With no traffic the batch grows back to
+ * the maximum: a quiet partition backfills at full speed.
  *
  * <p><b>Latency control</b> (the pause, when this node serves pushes): the durations of the pushing requests this node
  * answered ({@link #pushServed}) are collected over a decision window (at least {@link #DECIDE_EVERY_NANOS} and
@@ -58,6 +63,10 @@ final class BackfillPacer {
     static final long MIN_PACE_NANOS = 2_000_000L;
     static final long MAX_PACE_NANOS = 1_000_000_000L;
     private static final int MAX_SAMPLES = 4096;
+    /** Batches under traffic whose (rows, hold) the fixed part of a hold is fitted to. */
+    static final int HOLD_FIT = 32;
+    /** Fewer of them and the whole hold counts as the rows'. */
+    static final int MIN_HOLD_FIT = 8;
 
     private final int maxBatch;
     private final long maxPushWaitNanos;
@@ -81,6 +90,9 @@ final class BackfillPacer {
     private long probedAt;
     private boolean probedOnce;
     private long reportedAt;
+    private final int[] fitRows = new int[HOLD_FIT];
+    private final long[] fitHolds = new long[HOLD_FIT];
+    private int fitted;
 
     BackfillPacer(int maxBatch, long maxPushWaitMs, long maxPushP95Ms, LongSupplier nanos) {
         if (maxBatch < 1) throw new IllegalArgumentException("batch size must be at least 1");
@@ -144,10 +156,16 @@ final class BackfillPacer {
         boolean traffic = previous != null && ownSeq - previous > 1;
         if (!traffic) {
             batch = Math.min(maxBatch, Math.max(batch, MIN_BATCH) * 2);
-        } else if (holdNanos > maxPushWaitNanos) {
-            batch = (int) Math.min(maxBatch, Math.max(MIN_BATCH, (long) rows * maxPushWaitNanos / holdNanos));
-        } else if (holdNanos < maxPushWaitNanos * 7 / 10) {
-            batch = Math.min(maxBatch, Math.max(rows, MIN_BATCH) * 5 / 4);
+        } else {
+            fitRows[fitted % HOLD_FIT] = rows;
+            fitHolds[fitted % HOLD_FIT] = holdNanos;
+            fitted++;
+            long rowsHold = Math.max(1, holdNanos - fixedHoldNanos());
+            if (rowsHold > maxPushWaitNanos) {
+                batch = (int) Math.min(maxBatch, Math.max(MIN_BATCH, (long) rows * maxPushWaitNanos / rowsHold));
+            } else if (rowsHold < maxPushWaitNanos * 7 / 10) {
+                batch = Math.min(maxBatch, Math.max(rows, MIN_BATCH) * 5 / 4);
+            }
         }
         long measuring = now - windowStart;
         if (measuring < DECIDE_EVERY_NANOS || (windowSize < DECIDE_SAMPLES && measuring < MAX_WINDOW_NANOS)) return;
@@ -162,10 +180,44 @@ final class BackfillPacer {
         if (pace > 0 && now - reportedAt >= REPORT_EVERY_NANOS) {
             reportedAt = now;
             LOG.log(System.Logger.Level.INFO, "backfill pacing: pushes'' p95 {0} ms over {1} pushes against a target "
-                    + "of {2} ms (paused p95 {3} ms); pause between batches {4} ms, batch {5} rows",
-                    p95 / 1e6, windowSize, target / 1e6, baselineNanos / 1e6, pace / 1e6, batch);
+                    + "of {2} ms (paused p95 {3} ms); pause between batches {4} ms, batch {5} rows (fixed lock hold "
+                    + "{6} ms)",
+                    p95 / 1e6, windowSize, target / 1e6, baselineNanos / 1e6, pace / 1e6, batch,
+                    fixedHoldNanos() / 1e6);
         }
         restartWindow(now);
+    }
+
+    /**
+     * The part of a batch's lock hold that does not grow with its rows: the intercept of the least-squares line
+     * through the last {@link #HOLD_FIT} batches under traffic, between 0 and their shortest hold. When their sizes
+     * barely differ, or the holds do not grow with the rows, all of the shortest hold counts as fixed (growing the
+     * batch then spreads the sizes the line needs); 0 until {@link #MIN_HOLD_FIT} batches were seen.
+     */
+    synchronized long fixedHoldNanos() {
+        int n = Math.min(fitted, HOLD_FIT);
+        if (n < MIN_HOLD_FIT) return 0;
+        double meanRows = 0;
+        double meanHold = 0;
+        long shortest = Long.MAX_VALUE;
+        for (int i = 0; i < n; i++) {
+            meanRows += fitRows[i];
+            meanHold += fitHolds[i];
+            shortest = Math.min(shortest, fitHolds[i]);
+        }
+        meanRows /= n;
+        meanHold /= n;
+        double sxx = 0;
+        double sxy = 0;
+        for (int i = 0; i < n; i++) {
+            double dx = fitRows[i] - meanRows;
+            sxx += dx * dx;
+            sxy += dx * (fitHolds[i] - meanHold);
+        }
+        // sizes within about two rows of each other, or a line that falls: no slope to go by
+        if (sxx < 4.0 * n || sxy <= 0) return shortest;
+        double intercept = meanHold - sxy / sxx * meanRows;
+        return (long) Math.max(0, Math.min(shortest, intercept));
     }
 
     private void restartWindow(long now) {

@@ -50,7 +50,11 @@ import syncular.jakarta.wire.SubStart;
 class RollingUpgradeMicroIT extends DatabaseIsolation {
     static final String PARTITION = "it-micro-rolling";
     static final String NAME = "todo_titles_rolling";
-    /** Source rows before the upgrade; {@code -Dsyncular.it.rolling.seed=1000000} makes this run the benchmark. */
+    /**
+     * Source rows before the upgrade; {@code -Dsyncular.it.rolling.seed=1000000} makes this run the benchmark, with
+     * {@code -Djunit.jupiter.execution.timeout.mode=disabled}: its seeding and backfill outlast the class's 900 s
+     * (its own deadlines still bound every wait).
+     */
     static final int SEED = Integer.getInteger("syncular.it.rolling.seed", 1500);
     /** Whether the first v2 node is killed mid-backfill (the benchmark runs without). */
     static final boolean KILL = Boolean.parseBoolean(System.getProperty("syncular.it.rolling.kill", "true"));

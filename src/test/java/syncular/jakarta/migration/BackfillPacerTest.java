@@ -59,7 +59,8 @@ class BackfillPacerTest {
         now.addAndGet(BackfillPacer.DECIDE_EVERY_NANOS);
         pacer.observe("p", 500, 102, 50 * MS);
         assertEquals(700 * MS, pacer.pauseNanos(), "p95 5 ms, under 80 % of the target: to 70 %");
-        assertEquals(50, pacer.batchSize(), "the hold bound still sizes the batch: 500 rows held 50 ms");
+        assertEquals(51, pacer.batchSize(), "the hold bound still sizes the batch: 500 rows held 50 ms, 1 ms of it "
+                + "fixed (the earlier batches' shortest hold, all of one size)");
         for (int i = 0; i < 20; i++) {
             now.addAndGet(BackfillPacer.MAX_WINDOW_NANOS);   // no pushes through this node: nobody to slow down
             pacer.observe("p", 50, 104 + 2L * i, MS);
@@ -166,6 +167,58 @@ class BackfillPacerTest {
         assertEquals(125, pacer.batchSize(), "seven commits of others in a");
         pacer.observe("a", 125, 10, 20 * MS);
         assertEquals(250, pacer.batchSize(), "quiet again: back towards the full batch, doubling");
+    }
+
+    /**
+     * The 1,000,000-row rolling upgrade of 2026-12-04: a batch's hold has a fixed part (the push's own under-lock
+     * round trips) that alone exceeded the 5 ms bound, and bounding the whole hold kept the batches at 16-73 rows.
+     * Simulated: a hold of 6 ms plus 0.02 ms a row, with up to 1 ms of noise; only the rows' part is bounded, so the
+     * batch settles where its rows hold 3.5-5 ms (175-250 rows), not at the floor.
+     */
+    @Test
+    void aFixedPartOfTheHoldAboveTheBoundDoesNotPinTheBatchAtTheFloor() {
+        BackfillPacer pacer = holdOnly(500, 5);
+        java.util.Random random = new java.util.Random(4);
+        long seq = 1;
+        int smallest = Integer.MAX_VALUE;
+        for (int i = 0; i < 400; i++) {
+            int rows = pacer.batchSize();
+            if (i >= 100) smallest = Math.min(smallest, rows);
+            long hold = 6 * MS + rows * MS / 50 + (long) (random.nextDouble() * MS);
+            seq += 3;   // others commit between the batches
+            pacer.observe("p", rows, seq, hold);
+        }
+        assertTrue(pacer.batchSize() >= 150 && pacer.batchSize() <= 260, "settled at " + pacer.batchSize());
+        assertTrue(smallest >= 100, "once the fixed part is known the batch stays well off the floor: " + smallest);
+        long fixed = pacer.fixedHoldNanos();
+        assertTrue(fixed >= 5 * MS && fixed <= 7 * MS, "fitted fixed part " + fixed / 1e6 + " ms of 6-7");
+    }
+
+    @Test
+    void aHoldThatIsMostlyRowsIsBoundedAsBefore() {
+        BackfillPacer pacer = holdOnly(500, 5);
+        long seq = 1;
+        for (int i = 0; i < 200; i++) {
+            int rows = pacer.batchSize();
+            seq += 2;
+            pacer.observe("p", rows, seq, MS / 2 + rows * MS / 20);   // 0.5 ms fixed, 0.05 ms a row
+        }
+        assertTrue(pacer.batchSize() >= 65 && pacer.batchSize() <= 100,
+                "the rows' 5 ms are 100 rows; settled at " + pacer.batchSize());
+    }
+
+    @Test
+    void batchesOfOneSizeCountTheirShortestHoldAsFixedAndGrowUntilTheLineShows() {
+        BackfillPacer pacer = holdOnly(500, 5);
+        assertEquals(0, pacer.fixedHoldNanos(), "nothing seen yet: all of a hold is the rows'");
+        long seq = 1;
+        pacer.observe("p", BackfillPacer.MIN_BATCH, seq, 9 * MS);   // the first: nothing to compare its seq with
+        for (int i = 0; i < BackfillPacer.MIN_HOLD_FIT; i++) {
+            seq += 2;
+            pacer.observe("p", BackfillPacer.MIN_BATCH, seq, (8 + i % 2) * MS);   // at the floor, 8-9 ms each
+        }
+        assertEquals(8 * MS, pacer.fixedHoldNanos(), "one size: the shortest hold is the fixed part");
+        assertTrue(pacer.batchSize() > BackfillPacer.MIN_BATCH, "the rows' part is under the bound: it grows");
     }
 
     /**
