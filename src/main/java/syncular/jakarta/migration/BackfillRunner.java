@@ -75,7 +75,7 @@ public final class BackfillRunner {
 
     /**
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
-     * how long a batch may hold its push lock; {@code maxPushP95Ms}: the p95 of this node's pushes the pauses
+     * how long a batch's rows may hold its push lock; {@code maxPushP95Ms}: the p95 of this node's pushes the pauses
      * between batches steer to, 0 for relative to their p95 with the backfill paused ({@link BackfillPacer});
      * {@code events}: a {@code backfill.batch} event per batch written (issue 20).
      */

@@ -120,7 +120,8 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * {@code syncular.backfill.*} (issue 7): {@code enabled} (default true) runs this node's backfill timer (a
      * process with the runner off still declares its definitions and serves past them); {@code batch-size}
      * (default 500) source rows per batch transaction at most; {@code max-push-wait-ms} (default 5, issue 21) how
-     * long a batch may hold the partition's push lock while others push to it; {@code interval-ms} (default 1000) between a
+     * long a batch's rows may hold the partition's push lock (beyond the fixed part every push pays) while others
+     * push to it; {@code interval-ms} (default 1000) between a
      * node's ticks, each of which starts the node's drain unless one runs ({@link BackfillWorker}); {@code pause-ms}
      * (default 0) a fixed pause between a drain's batches, an operator's throttle on top of the pacer;
      * {@code max-push-p95-ms} (default 0: relative, 1.5 times the p95 measured with the backfill paused) the p95 of
