@@ -92,6 +92,8 @@ final class BackfillPacer {
     private long reportedAt;
     private final int[] fitRows = new int[HOLD_FIT];
     private final long[] fitHolds = new long[HOLD_FIT];
+    /** Where the next fitted batch goes (wraps), and how many of the slots hold one (at most {@link #HOLD_FIT}). */
+    private int fitNext;
     private int fitted;
 
     BackfillPacer(int maxBatch, long maxPushWaitMs, long maxPushP95Ms, LongSupplier nanos) {
@@ -157,9 +159,10 @@ final class BackfillPacer {
         if (!traffic) {
             batch = Math.min(maxBatch, Math.max(batch, MIN_BATCH) * 2);
         } else {
-            fitRows[fitted % HOLD_FIT] = rows;
-            fitHolds[fitted % HOLD_FIT] = holdNanos;
-            fitted++;
+            fitRows[fitNext] = rows;
+            fitHolds[fitNext] = holdNanos;
+            fitNext = (fitNext + 1) % HOLD_FIT;
+            fitted = Math.min(HOLD_FIT, fitted + 1);
             long rowsHold = Math.max(1, holdNanos - fixedHoldNanos());
             if (rowsHold > maxPushWaitNanos) {
                 batch = (int) Math.min(maxBatch, Math.max(MIN_BATCH, (long) rows * maxPushWaitNanos / rowsHold));
@@ -195,7 +198,7 @@ final class BackfillPacer {
      * batch then spreads the sizes the line needs); 0 until {@link #MIN_HOLD_FIT} batches were seen.
      */
     synchronized long fixedHoldNanos() {
-        int n = Math.min(fitted, HOLD_FIT);
+        int n = fitted;
         if (n < MIN_HOLD_FIT) return 0;
         double meanRows = 0;
         double meanHold = 0;
