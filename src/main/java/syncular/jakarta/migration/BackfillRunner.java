@@ -102,10 +102,12 @@ public final class BackfillRunner {
 
     /**
      * What one batch did. {@code commitSeq}: its own commit (0 when it wrote nothing); {@code lockedAtNanos}: when it
-     * took the partition's push lock ({@link System#nanoTime()}, 0 when it did not).
+     * took the partition's push lock ({@link System#nanoTime()}, 0 when it did not); {@code passRows}: the pass's
+     * source rows through this batch; {@code tables}: the projection tables it wrote.
      */
     public record Batch(Kind kind, long ownerEpoch, int pass, long watermark, int sourceRows, int writes,
-                        String clientCommitId, boolean passExhausted, long commitSeq, long lockedAtNanos) {
+                        String clientCommitId, boolean passExhausted, long commitSeq, long lockedAtNanos,
+                        long passRows, List<String> tables) {
         public enum Kind {
             /** Another transaction holds this checkpoint's batch lock. */
             SKIPPED,
@@ -228,13 +230,13 @@ public final class BackfillRunner {
     public Batch runBatch(String partition, BackfillDefinition def) {
         CompiledSchema running = schema.get();
         List<String> sources = def.sourceTables().stream().sorted().toList();
-        return storage.inTransaction(partition, tx -> {
+        Batch batch = storage.inTransaction(partition, tx -> {
             if (!tx.tryLockBackfillBatch(def.name())) {
-                return new Batch(Batch.Kind.SKIPPED, 0, 0, 0, 0, 0, null, false, 0, 0);
+                return new Batch(Batch.Kind.SKIPPED, 0, 0, 0, 0, 0, null, false, 0, 0, 0, List.of());
             }
             long now = clock.nowMs();
             Optional<StoredCheckpoint> claimed = tx.claimCheckpoint(def.name(), running.version(), now);
-            if (claimed.isEmpty()) return new Batch(Batch.Kind.DONE, 0, 0, 0, 0, 0, null, false, 0, 0);
+            if (claimed.isEmpty()) return new Batch(Batch.Kind.DONE, 0, 0, 0, 0, 0, null, false, 0, 0, 0, List.of());
             long epoch = claimed.get().ownerEpoch();
             Optional<BackfillPass> stored = tx.readBackfillPass(def.name());
             BackfillPass pass;
@@ -245,7 +247,8 @@ public final class BackfillRunner {
                 BackfillPass last = stored.get();
                 SourceCoverage coverage = tx.sourceChangesAbove(sources, last.watermark());
                 if (coverage == SourceCoverage.CLEAN) {
-                    return new Batch(Batch.Kind.READY, epoch, last.pass(), last.watermark(), 0, 0, null, true, 0, 0);
+                    return new Batch(Batch.Kind.READY, epoch, last.pass(), last.watermark(), 0, 0, null, true, 0, 0,
+                            last.passRows(), List.of());
                 }
                 long now2 = watermarkOn(tx, sources);
                 pass = coverage == SourceCoverage.CHANGED
@@ -289,8 +292,29 @@ public final class BackfillRunner {
                         next.exhausted() ? ", pass exhausted" : "");
             }
             return new Batch(Batch.Kind.WROTE, epoch, next.pass(), next.watermark(), read.rows.size(), writes.size(),
-                    writes.isEmpty() ? null : ccid, next.exhausted(), seq, lockedAt);
+                    writes.isEmpty() ? null : ccid, next.exhausted(), seq, lockedAt, next.passRows(),
+                    writes.stream().map(ProjectionWrite::table).distinct().sorted().toList());
         });
+        if (!batch.tables().isEmpty() && statisticsMilestone(batch.passRows() - batch.sourceRows(), batch.passRows())) {
+            // committed: the projection grew past a milestone, so the planner is told before the next batch plans
+            storage.refreshPlannerStatistics(batch.tables());
+        }
+        return batch;
+    }
+
+    /** A pass's first milestone; the next ones double it (1,000, 2,000, 4,000, ... source rows). */
+    static final long FIRST_STATISTICS_MILESTONE = 1_000;
+
+    /**
+     * Whether a batch that took a pass from {@code before} to {@code after} source rows crossed a milestone at
+     * which the projection's planner statistics are refreshed ({@link ServerStorage#refreshPlannerStatistics}):
+     * the statistics then never lag the projection by more than half, at a dozen refreshes over a million rows.
+     */
+    static boolean statisticsMilestone(long before, long after) {
+        for (long m = FIRST_STATISTICS_MILESTONE; m <= after; m *= 2) {
+            if (before < m) return true;
+        }
+        return false;
     }
 
     /** Rows the activation may still project under the partition lock, whatever the pacer's batch size. */

@@ -139,6 +139,14 @@ public interface ServerStorage {
     long countChanges(String partition, Collection<String> tables, long fromSeq, long throughSeq);
 
     /**
+     * {@code tables} just received rows in bulk (a backfill's projection): a storage whose query planner estimates
+     * from statistics refreshes them for these tables and for the indexes every row write maintains, in a short
+     * transaction of its own, so the next writes are planned for the data as it now is. Best effort: a refresh that
+     * cannot run now (a lock held, no privilege) is skipped and logged, never an error of the caller's work.
+     */
+    void refreshPlannerStatistics(Collection<String> tables);
+
+    /**
      * Under the partition lock: fence present and at least the checkpoint's version (else
      * {@link StorageErrorCode#CHECKPOINT_FENCE_MISSING}); a source change above the watermark → {@code STALE}, which
      * wins over a horizon past the watermark → {@code UNVERIFIABLE}; then the owner-epoch compare-and-set.

@@ -197,6 +197,65 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
+    void thePlannerStatisticsAreRefreshedAsThePassCrossesEachDoublingMilestone() throws Exception {
+        // 2,500 more source rows (2,525 in all), pushed in one transaction: milestones at 1,000 and 2,000 rows
+        byte[][] payloads = new byte[2_500][];
+        old.inTransaction(partition, tx -> {
+            tx.lockPartitionForPush();
+            List<StoredChange> changes = new ArrayList<>();
+            for (int i = 0; i < 2_500; i++) {
+                String id = "s" + (10_000 + i);
+                payloads[i] = RowCodec.encode(v1.table("tasks").orElseThrow().descriptors(),
+                        new Object[] {id, "p1", "bulk " + i, false});
+                StoredRow row = new StoredRow(id, 1, TestSchemas.scopes("project_id", "p1"), payloads[i]);
+                tx.upsertRow("tasks", row, 0);
+                changes.add(StoredChange.upsert("tasks", id, 1, row.scopes(), payloads[i]));
+            }
+            return tx.appendCommit(new NewCommit("client-1", "bulk", "actor-1", clock.get(), changes));
+        });
+        BackfillRunner runner = migrate(500);
+        long before = analyzeCount("task_titles");
+        assertTrue(runner.runToCompletion(100) > 0, "activated");
+        assertEquals(2_525, rowCount("task_titles"));
+        // the pacer's batches start small and double, so which batch crosses a milestone varies; each is crossed once
+        assertEquals(before + 2, analyzeCount("task_titles"), "one refresh at 1,000 and one at 2,000 rows");
+        assertEquals(before + 2, analyzeCount("sync_row_scopes"));
+    }
+
+    @Test
+    void aMilestoneIsEachDoublingOfAThousandRowsCrossedByABatch() {
+        assertFalse(BackfillRunner.statisticsMilestone(0, 999));
+        assertTrue(BackfillRunner.statisticsMilestone(999, 1_000));
+        assertFalse(BackfillRunner.statisticsMilestone(1_000, 1_999));
+        assertTrue(BackfillRunner.statisticsMilestone(1_999, 2_000));
+        assertTrue(BackfillRunner.statisticsMilestone(0, 5_000), "a batch over several counts once");
+        assertFalse(BackfillRunner.statisticsMilestone(4_000, 7_999));
+        assertTrue(BackfillRunner.statisticsMilestone(1_023_999, 1_024_000));
+    }
+
+    long analyzeCount(String table) throws SQLException {
+        try (Connection c = db.getConnection();
+             PreparedStatement ps = c.prepareStatement(
+                     "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = ?")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        }
+    }
+
+    long rowCount(String table) throws SQLException {
+        try (Connection c = db.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table + " WHERE _sync_partition = ?")) {
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    @Test
     void aPausedBackfillWritesNothingUntilResumedAndARetryRunsOneBatchNow() throws Exception {
         BackfillRunner runner = migrate(10);
         assertTrue(storage.setCheckpointPaused(partition, NAME, 1L));

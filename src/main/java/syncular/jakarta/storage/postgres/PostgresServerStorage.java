@@ -53,6 +53,8 @@ import syncular.jakarta.storage.TransactionRunner;
  * is per instance and version.
  */
 public final class PostgresServerStorage implements ServerStorage {
+    private static final System.Logger LOG = System.getLogger(PostgresServerStorage.class.getName());
+
     private final DataSource dataSource;
     private final TransactionRunner runner;
     private final SchemaInstaller installer;
@@ -761,6 +763,51 @@ public final class PostgresServerStorage implements ServerStorage {
     public long countChanges(String partition, Collection<String> tables, long fromSeq, long throughSeq) {
         return read(c -> BackfillSql.countChangesOn(c, partition, tables, fromSeq, throughSeq));
     }
+
+    /**
+     * {@code ANALYZE} of the tables, of {@code sync_row_scopes} and (when one of them references blobs) of
+     * {@code sync_blob_refs}. Why: every row write replaces the row's scope entries by {@code (partition, tbl,
+     * row_id)}, which {@code sync_row_scopes_by_row} serves as one index range per row; the primary key
+     * {@code (partition, tbl, var, value, row_id)} also matches the {@code (partition, tbl)} prefix, and while the
+     * statistics know nothing of a table's scope entries (a new projection, a table analyzed before it filled) the
+     * planner estimates that prefix at a row or two and prefers the single primary-key descent to one descent per
+     * row id. That plan reads the table's whole scope range on every statement: a 64-row backfill batch read 2,100
+     * buffers and took 28 ms at 140,000 projected rows, and the pass slowed from 5,436 to 1,874 rows/s within 40 s;
+     * after one ANALYZE it ran at 9,500-12,500 rows/s (docs/benchmarks.md). Autovacuum analyzes only after a tenth of
+     * the whole scope index changed, too late for a projection that is small beside it. The lock timeout keeps a
+     * concurrent ANALYZE or VACUUM (which conflict with it) from holding the caller; without the privilege
+     * PostgreSQL skips a table with a warning, not an error.
+     */
+    @Override
+    public void refreshPlannerStatistics(Collection<String> tables) {
+        if (tables.isEmpty()) return;
+        // the shared index tables first: the ones an autovacuum most likely holds, so a refresh that must give up
+        // does so before it analyzed anything
+        List<String> targets = new ArrayList<>(List.of("sync_row_scopes"));
+        List<String> own = new ArrayList<>();
+        for (String name : new java.util.TreeSet<>(tables)) {
+            RowTable t = table(name);
+            own.add(t.quoted);
+            if (t.referencesBlobs() && !targets.contains("sync_blob_refs")) targets.add("sync_blob_refs");
+        }
+        targets.addAll(own);
+        String sql = "ANALYZE " + String.join(", ", targets);
+        long started = System.nanoTime();
+        try {
+            write(c -> {
+                SchemaInstaller.exec(c, "SET LOCAL lock_timeout = '" + STATISTICS_LOCK_TIMEOUT_MS + "ms'");
+                SchemaInstaller.exec(c, sql);
+                return null;
+            });
+            LOG.log(System.Logger.Level.DEBUG, "{0}: {1} ms", sql, (System.nanoTime() - started) / 1_000_000);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.INFO, "planner statistics not refreshed ({0}), the next milestone retries: {1}",
+                    sql, e.toString());
+        }
+    }
+
+    /** How long {@link #refreshPlannerStatistics} waits for a concurrent ANALYZE or VACUUM of the same tables. */
+    static final long STATISTICS_LOCK_TIMEOUT_MS = 2_000;
 
     static SourceCoverage sourceChangesAboveOn(Connection c, String partition, Collection<String> tables, long seq)
             throws SQLException {

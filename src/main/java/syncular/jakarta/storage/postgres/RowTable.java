@@ -187,6 +187,9 @@ final class RowTable {
                    SELECT ?, ?, bs.row_id, bs.blob_id FROM bs ON CONFLICT DO NOTHING)
             """;
 
+    /** Whether the table has {@code blob_ref} columns, whose references {@code sync_blob_refs} indexes (§5.9.4). */
+    boolean referencesBlobs() { return blobRefColumns.length > 0; }
+
     /** The blobIds {@code values} reference through the {@code blob_ref} columns, NULLs skipped. */
     private List<String> blobIds(Object[] values) {
         List<String> ids = new ArrayList<>(blobRefColumns.length);
