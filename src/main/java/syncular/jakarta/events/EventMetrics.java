@@ -32,7 +32,7 @@ public final class EventMetrics implements Consumer<EventRing.Sequenced> {
         if (event instanceof ServerEvent.RequestHandled e) {
             timer("syncular.requests", "sync requests answered (HTTP and socket rounds)",
                     "transport", e.transport(), "outcome", e.outcome())
-                    .record(e.durationMs(), TimeUnit.MILLISECONDS);
+                    .record(e.durationNanos(), TimeUnit.NANOSECONDS);
             counter("syncular.request.bytes.in", "request body bytes", "transport", e.transport())
                     .increment(e.bytesIn());
             counter("syncular.request.bytes.out", "response body bytes", "transport", e.transport())

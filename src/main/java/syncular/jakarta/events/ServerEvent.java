@@ -43,13 +43,20 @@ public sealed interface ServerEvent {
      * {@code rejected} (refused before a response: auth, size, decode, gate) or {@code error} (an internal failure).
      */
     record RequestHandled(long atMs, String partition, String actorId, String clientId, String transport,
-                          long durationMs, long bytesIn, long bytesOut, String outcome, String errorCode,
+                          long durationNanos, long bytesIn, long bytesOut, String outcome, String errorCode,
                           int pushCommits, boolean pulled) implements ServerEvent {
         public String type() { return "request.handled"; }
 
+        /**
+         * Whole milliseconds, as the event's details carry it. Consumers that compare latencies keep the nanoseconds:
+         * the backfill pacer's targets are a few milliseconds, where truncating to whole ones moved a p95 by a
+         * quarter of the baseline in one step.
+         */
+        public long durationMs() { return durationNanos / 1_000_000; }
+
         public void details(Map<String, Object> m) {
             m.put("transport", transport);
-            m.put("durationMs", durationMs);
+            m.put("durationMs", durationMs());
             m.put("bytesIn", bytesIn);
             m.put("bytesOut", bytesOut);
             m.put("outcome", outcome);

@@ -352,7 +352,7 @@ public final class RealtimeSession {
             outcome = RequestOutcome.of(e);
         }
         hub.events().emit(new ServerEvent.RequestHandled(hub.now(), partition(), identity.actorId(), clientId,
-                "socket", (System.nanoTime() - started) / 1_000_000, requestBytes.length, response.length,
+                "socket", System.nanoTime() - started, requestBytes.length, response.length,
                 outcome.outcome(), outcome.errorCode(), pushCommits, pulled));
         List<ByteBuffer> chunks = new ArrayList<>();
         for (int off = 0; off < response.length; off += ROUND_CHUNK_BYTES) {

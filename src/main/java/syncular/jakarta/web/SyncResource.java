@@ -83,7 +83,7 @@ public class SyncResource {
             runtime.events().emit(new ServerEvent.RequestHandled(parts.clock().nowMs(),
                     identity == null ? "" : identity.partition(), identity == null ? null : identity.actorId(),
                     request == null ? null : request.header().clientId(), "http",
-                    (System.nanoTime() - started) / 1_000_000, bytesIn, bytesOut, outcome.outcome(),
+                    System.nanoTime() - started, bytesIn, bytesOut, outcome.outcome(),
                     outcome.errorCode(),
                     request == null ? 0 : request.pushCommits().size(),
                     request != null && request.pullHeader().isPresent()));

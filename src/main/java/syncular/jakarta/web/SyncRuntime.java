@@ -246,7 +246,7 @@ public class SyncRuntime {
                 Parts now = parts;
                 if (now != null && s.event() instanceof ServerEvent.RequestHandled r && r.pushCommits() > 0
                         && RequestOutcome.OK.outcome().equals(r.outcome())) {
-                    now.backfill().pushServed(r.durationMs() * 1_000_000);
+                    now.backfill().pushServed(r.durationNanos());
                 }
             });
         }

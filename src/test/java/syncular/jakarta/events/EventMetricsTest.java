@@ -20,8 +20,8 @@ class EventMetricsTest {
         }
         bus.emit(new ServerEvent.PushApplied(9, "p", "a", "c", "cc0", 0L, 1, true));
         bus.emit(new ServerEvent.PushConflicted(9, "p", "a", "c", "cc5", 1, 1));
-        bus.emit(new ServerEvent.RequestHandled(9, "p", "a", "c", "http", 12, 100, 300, "ok", null, 1, true));
-        bus.emit(new ServerEvent.RequestHandled(9, "p", "a", "c", "http", 2, 10, 0, "rejected", "sync.auth_required",
+        bus.emit(new ServerEvent.RequestHandled(9, "p", "a", "c", "http", 12_400_000, 100, 300, "ok", null, 1, true));
+        bus.emit(new ServerEvent.RequestHandled(9, "p", "a", "c", "http", 2_000_000, 10, 0, "rejected", "sync.auth_required",
                 0, false));
         bus.emit(new ServerEvent.AuthFailed(9, "", "socket", "sync.auth_required"));
         bus.emit(new ServerEvent.BackfillBatch(9, "p", "cp", 500, 500, 40, 7, false));
@@ -32,6 +32,8 @@ class EventMetricsTest {
         assertEquals(1.0, s.get("syncular_pushes_total{outcome=\"replayed\"}"));
         assertEquals(1.0, s.get("syncular_pushes_total{outcome=\"conflicted\"}"));
         assertEquals(1.0, s.get("syncular_requests_seconds_count{outcome=\"ok\",transport=\"http\"}"));
+        assertEquals(0.0124, s.get("syncular_requests_seconds_sum{outcome=\"ok\",transport=\"http\"}"), 1e-9,
+                "recorded to the nanosecond, not truncated to 12 ms");
         assertEquals(1.0, s.get("syncular_requests_seconds_count{outcome=\"rejected\",transport=\"http\"}"));
         assertEquals(110.0, s.get("syncular_request_bytes_in_total{transport=\"http\"}"));
         assertEquals(1.0, s.get("syncular_auth_failures_total{transport=\"socket\"}"));

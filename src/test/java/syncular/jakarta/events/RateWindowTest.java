@@ -11,7 +11,7 @@ class RateWindowTest {
     private static EventRing.Sequenced at(ServerEvent e) { return new EventRing.Sequenced(1, e); }
 
     private static ServerEvent request(long atMs, String outcome) {
-        return new ServerEvent.RequestHandled(atMs, "p", "a", "c", "http", 1, 1, 1, outcome, null, 0, true);
+        return new ServerEvent.RequestHandled(atMs, "p", "a", "c", "http", 1_000_000, 1, 1, outcome, null, 0, true);
     }
 
     @Test
