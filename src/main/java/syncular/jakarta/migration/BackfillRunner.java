@@ -295,7 +295,8 @@ public final class BackfillRunner {
                     writes.isEmpty() ? null : ccid, next.exhausted(), seq, lockedAt, next.passRows(),
                     writes.stream().map(ProjectionWrite::table).distinct().sorted().toList());
         });
-        if (!batch.tables().isEmpty() && statisticsMilestone(batch.passRows() - batch.sourceRows(), batch.passRows())) {
+        boolean milestone = statisticsMilestone(batch.passRows() - batch.sourceRows(), batch.passRows());
+        if (!batch.tables().isEmpty() && milestone) {
             // committed: the projection grew past a milestone, so the planner is told before the next batch plans
             storage.refreshPlannerStatistics(batch.tables());
         }

@@ -786,7 +786,8 @@ public final class PostgresServerStorage implements ServerStorage {
         List<String> targets = new ArrayList<>(List.of("sync_row_scopes"));
         List<String> own = new ArrayList<>();
         for (String name : new java.util.TreeSet<>(tables)) {
-            RowTable t = table(name);
+            RowTable t = installed.tables.get(name);
+            if (t == null) continue;   // not a table of the running schema: nothing of it to plan
             own.add(t.quoted);
             if (t.referencesBlobs() && !targets.contains("sync_blob_refs")) targets.add("sync_blob_refs");
         }
