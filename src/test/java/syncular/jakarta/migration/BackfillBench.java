@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.NewCommit;
@@ -34,7 +35,9 @@ import syncular.jakarta.wire.PushResult;
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=syncular.jakarta.migration.BackfillBench -Dbench.rows=1000000 -Dbench.batch=500 \
  *     [-Dbench.only=alone|traffic] [-Dbench.writers=4] [-Dbench.max-wait=5] [-Dbench.max-p95=0]
- *     [-Dbench.seconds=N]</pre>
+ *     [-Dbench.seconds=N] [-Dbench.before-s=20]</pre>
+ * With writers, they push alone for {@code bench.before-s} seconds first (the p95 the backfill's is compared to),
+ * then the backfill starts while they go on.
  */
 public final class BackfillBench {
     private BackfillBench() { }
@@ -57,7 +60,8 @@ public final class BackfillBench {
             storage.ensureSchema(v2, List.of());
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
             AtomicBoolean stop = new AtomicBoolean();
-            List<Thread> threads = startWriters(storage, v2, "p", writers, stop, lat, nanos -> { });
+            List<Thread> threads = startWriters(storage, v2, "p", writers, stop, new AtomicReference<>(lat),
+                    nanos -> { });
             Thread.sleep(20_000);
             stop.set(true);
             for (Thread t : threads) t.join();
@@ -112,8 +116,17 @@ public final class BackfillBench {
                     declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 5),
                     Long.getLong("bench.max-p95", 0), syncular.jakarta.events.ServerEvents.NONE);
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
+            List<Long> before = Collections.synchronizedList(new ArrayList<>());
+            AtomicReference<List<Long>> sink = new AtomicReference<>(before);
             AtomicBoolean stop = new AtomicBoolean();
-            List<Thread> threads = startWriters(storage, v2, p, writers, stop, lat, runner::pushServed);
+            List<Thread> threads = startWriters(storage, v2, p, writers, stop, sink, runner::pushServed);
+            if (writers > 0) {
+                // the writers' p95 before the backfill, on this database, warm (issue 21 compares against it)
+                Thread.sleep(Long.getLong("bench.before-s", 20) * 1000);
+                sink.set(lat);
+                print(writers + " push writers before the backfill, same database", 0,
+                        Long.getLong("bench.before-s", 20) * 1000, 0, before);
+            }
             // the writers push new source rows, so activation answers stale until they stop: they run for the
             // whole first (full) pass, which is what the throughput and the p95 are measured over
             long t0 = System.nanoTime();
@@ -162,7 +175,7 @@ public final class BackfillBench {
 
     /** Single-row pushes of source rows (new ids) through the push path, same partition, until stopped. */
     static List<Thread> startWriters(PostgresServerStorage storage, CompiledSchema schema, String p, int n,
-                                     AtomicBoolean stop, List<Long> latencies,
+                                     AtomicBoolean stop, AtomicReference<List<Long>> latencies,
                                      java.util.function.LongConsumer served) {
         List<Thread> threads = new ArrayList<>();
         AtomicLong ids = new AtomicLong();
@@ -182,7 +195,7 @@ public final class BackfillBench {
                             .outcomes().get(0);
                     if (o.result().status() != PushResult.Status.APPLIED) throw new AssertionError(o.result());
                     long took = System.nanoTime() - s;
-                    latencies.add(took);
+                    latencies.get().add(took);
                     served.accept(took);   // what a node's request events feed its runner's pacer
                 }
             });
