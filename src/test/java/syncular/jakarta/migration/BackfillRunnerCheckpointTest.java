@@ -214,12 +214,13 @@ class BackfillRunnerCheckpointTest {
             return tx.appendCommit(new NewCommit("client-1", "bulk", "actor-1", clock.get(), changes));
         });
         BackfillRunner runner = migrate(500);
-        long before = analyzeCount("task_titles");
+        long before = EmbeddedPostgresSupport.analyzeCount(db, "task_titles");
         assertTrue(runner.runToCompletion(100) > 0, "activated");
         assertEquals(2_525, rowCount("task_titles"));
         // the pacer's batches start small and double, so which batch crosses a milestone varies; each is crossed once
-        assertEquals(before + 2, analyzeCount("task_titles"), "one refresh at 1,000 and one at 2,000 rows");
-        assertEquals(before + 2, analyzeCount("sync_row_scopes"));
+        assertEquals(before + 2, EmbeddedPostgresSupport.analyzeCount(db, "task_titles"),
+                "one refresh at 1,000 and one at 2,000 rows");
+        assertEquals(before + 2, EmbeddedPostgresSupport.analyzeCount(db, "sync_row_scopes"));
     }
 
     @Test
@@ -231,17 +232,6 @@ class BackfillRunnerCheckpointTest {
         assertTrue(BackfillRunner.statisticsMilestone(0, 5_000), "a batch over several counts once");
         assertFalse(BackfillRunner.statisticsMilestone(4_000, 7_999));
         assertTrue(BackfillRunner.statisticsMilestone(1_023_999, 1_024_000));
-    }
-
-    long analyzeCount(String table) throws SQLException {
-        try (Connection c = db.getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = ?")) {
-            ps.setString(1, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getLong(1) : 0;
-            }
-        }
     }
 
     long rowCount(String table) throws SQLException {

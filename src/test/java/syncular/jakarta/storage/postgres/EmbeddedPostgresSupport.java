@@ -68,6 +68,18 @@ public final class EmbeddedPostgresSupport {
         return new Pool(server().getJdbcUrl("postgres", name));
     }
 
+    /** How many manual ANALYZEs of {@code table} the database counted ({@code pg_stat_user_tables}; 0 if unknown). */
+    public static long analyzeCount(Pool db, String table) throws SQLException {
+        try (Connection c = db.getConnection();
+             java.sql.PreparedStatement ps = c.prepareStatement(
+                     "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = ?")) {
+            ps.setString(1, table);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        }
+    }
+
     /** A unique partition id for one test. */
     public static String partition(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);

@@ -86,22 +86,11 @@ class PostgresPlannerStatisticsTest {
             holder.setAutoCommit(false);
             // SHARE UPDATE EXCLUSIVE is what ANALYZE and VACUUM take: a concurrent one holds it like this
             s.execute("LOCK TABLE sync_row_scopes IN SHARE UPDATE EXCLUSIVE MODE");
-            long before = analyzeCount("tasks");
+            long before = EmbeddedPostgresSupport.analyzeCount(db, "tasks");
             storage.refreshPlannerStatistics(List.of("tasks"));   // returns after the lock timeout, no exception
             holder.rollback();
-            assertTrue(analyzeCount("tasks") == before, "the whole refresh rolled back, tasks included");
-        }
-    }
-
-    private long analyzeCount(String table) throws SQLException {
-        try (Connection c = db.getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = ?")) {
-            ps.setString(1, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
+            assertTrue(EmbeddedPostgresSupport.analyzeCount(db, "tasks") == before,
+                    "the whole refresh rolled back, tasks included");
         }
     }
 
