@@ -49,9 +49,10 @@ import syncular.jakarta.wire.Subscription;
  * virtual clients, each owning one scope value (a project of the {@code tasks} table, or a list of the demo
  * {@code todos} table), repeat one round = one request with a PUSH_COMMIT of one upsert (row ids cycling over 100
  * per client, so inserts then updates) plus a PULL_HEADER and a subscription of the client's own scope from its
- * cursor, wire version 1 (an app's sync loop), over one HTTP/1.1 connection pool. Every response is decoded and
- * checked (no ERROR frame, no schema floor, push {@code applied}, the subscription active and closed by a SUB_END,
- * cursor carried and never moving back), so a failing server cannot look fast; failures are counted and printed.
+ * cursor, wire version 1 (an app's sync loop), each client on its own persistent HTTP/1.1 connection
+ * ({@link PlainHttp}). Every response is decoded and checked (no ERROR frame, no schema floor, push
+ * {@code applied}, the subscription active and closed by a SUB_END, cursor carried and never moving back), so a
+ * failing server cannot look fast; failures are counted and printed.
  *
  * <p>Options ({@code --key=value}):
  * <ul>
@@ -147,9 +148,10 @@ public final class SyncLoadDriver {
             List<VClient> primers = new ArrayList<>();
             for (int c = 0; c < max; c++) {
                 String owner = o.schema().ownerPrefix + "-" + run + "-prime-" + String.format("%05d", c);
-                primers.add(new VClient("bench-client-" + owner, owner));
+                primers.add(new VClient("bench-client-" + owner, owner, o));
             }
-            Phase primed = phase(http, o, primers, o.prime());
+            Phase primed = phase(o, primers, o.prime());
+            primers.forEach(VClient::close);
             System.out.printf(Locale.ROOT, "# primed with %d clients for %d s: %d rounds, %d failures%n", max,
                     o.prime(), primed.latencies().length, primed.failures());
         }
@@ -157,10 +159,10 @@ public final class SyncLoadDriver {
             List<VClient> vclients = new ArrayList<>();
             for (int c = 0; c < clients; c++) {
                 String owner = o.schema().ownerPrefix + "-" + run + "-" + clients + "-" + String.format("%05d", c);
-                vclients.add(new VClient("bench-client-" + owner, owner));
+                vclients.add(new VClient("bench-client-" + owner, owner, o));
             }
             if (o.warmup() > 0) {
-                Phase warm = phase(http, o, vclients, o.warmup());
+                Phase warm = phase(o, vclients, o.warmup());
                 if (warm.failures() > 0) {
                     System.out.println("# warm-up at " + clients + " clients: " + warm.failures() + " FAILURES");
                     printReasons(warm);
@@ -169,7 +171,7 @@ public final class SyncLoadDriver {
             List<Row> rows = new ArrayList<>();
             for (int r = 1; r <= o.runs(); r++) {
                 Meters.Sample before = meters.sample(true);
-                Phase p = phase(http, o, vclients, o.seconds());
+                Phase p = phase(o, vclients, o.seconds());
                 Meters.Sample after = meters.sample(true);
                 Row row = Row.of(clients, p, before, after, meters);
                 rows.add(row);
@@ -179,6 +181,7 @@ public final class SyncLoadDriver {
                     printReasons(p);
                 }
             }
+            vclients.forEach(VClient::close);
             if (o.runs() > 1) System.out.println(Row.median(rows).format("median"));
             System.out.flush();
         }
@@ -237,24 +240,35 @@ public final class SyncLoadDriver {
                 .toArray();
     }
 
-    /** One virtual client; its cursor and write sequence carry over from the warm-up into every measured run. */
-    static final class VClient {
+    /**
+     * One virtual client; its cursor and write sequence carry over from the warm-up into every measured run. It owns
+     * one persistent connection ({@link PlainHttp}), as an app's sync loop does.
+     */
+    static final class VClient implements AutoCloseable {
         final String clientId;
         final String owner;
+        final PlainHttp http;
         long cursor = -1;
         String bootstrapState;
         int n;
 
-        VClient(String clientId, String owner) {
+        VClient(String clientId, String owner, Options o) {
             this.clientId = clientId;
             this.owner = owner;
+            this.http = new PlainHttp(o.sync(), SYNC_MEDIA_TYPE, 60_000,
+                    o.authName() == null ? null : o.authName() + ": " + o.authValue());
         }
+
+        @Override
+        public void close() { http.close(); }
     }
+
+    static final String SYNC_MEDIA_TYPE = "application/vnd.syncular.sync.v2";
 
     record Phase(int clients, long[] latencies, double wallSeconds, long failures, Map<String, LongAdder> reasons) { }
 
     /** Runs every client for {@code seconds}; returns the successful rounds' latencies (ns) and the failures. */
-    private static Phase phase(HttpClient http, Options o, List<VClient> vclients, int seconds)
+    private static Phase phase(Options o, List<VClient> vclients, int seconds)
             throws InterruptedException {
         int clients = vclients.size();
         AtomicBoolean stop = new AtomicBoolean();
@@ -275,7 +289,7 @@ public final class SyncLoadDriver {
                     while (!stop.get()) {
                         long elapsed;
                         try {
-                            elapsed = round(http, o, v);
+                            elapsed = round(o, v);
                         } catch (Exception e) {
                             failures.increment();
                             String reason = e instanceof RoundFailure ? e.getMessage() : e.toString();
@@ -326,7 +340,7 @@ public final class SyncLoadDriver {
     }
 
     /** One push + pull round of {@code v}; returns its latency in ns, or throws why it failed. */
-    private static long round(HttpClient http, Options o, VClient v) throws Exception {
+    private static long round(Options o, VClient v) throws Exception {
         Schema s = o.schema();
         int n = v.n++;
         String id = v.owner + "-row-" + (n % ROWS_PER_CLIENT);
@@ -337,16 +351,12 @@ public final class SyncLoadDriver {
                 new Subscription("s", s.table, Map.of(s.scopeVariable, List.of(v.owner)), null, v.cursor,
                         v.bootstrapState));
         byte[] body = RequestEncoder.encode(new RequestMessage(1, frames));
-        HttpRequest.Builder request = HttpRequest.newBuilder(o.sync()).timeout(Duration.ofSeconds(60))
-                .header("Content-Type", "application/vnd.syncular.sync.v2")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (o.authName() != null) request.header(o.authName(), o.authValue());
         long start = System.nanoTime();
-        HttpResponse<byte[]> r = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+        PlainHttp.Response r = v.http.post(body);
         long elapsed = System.nanoTime() - start;
-        if (r.statusCode() != 200) {
+        if (r.status() != 200) {
             String text = new String(r.body(), StandardCharsets.UTF_8);
-            throw new RoundFailure("HTTP " + r.statusCode() + ": " + (text.length() > 200 ? text.substring(0, 200) : text));
+            throw new RoundFailure("HTTP " + r.status() + ": " + (text.length() > 200 ? text.substring(0, 200) : text));
         }
         ResponseMessage m = ResponseDecoder.decode(r.body());
         boolean applied = false;
