@@ -30,6 +30,7 @@
 #   LOCK=                                                   a flock(1) file held for the whole run
 #   OURS_JVM_OPTIONS=                                       our server JVM's options instead of -Prun's default
 #                                                           (e.g. add -XX:StartFlightRecording=… to profile)
+#   OURS_MICRO_OPTIONS=                                     extra Payara Micro arguments (e.g. --postbootcommandfile F)
 #   DRIVER=SyncLoadDriver  DRIVER_ARGS=                     another driver of src/test/.../sync/bench instead of the
 #                                                           push-pull load: ImageBootstrapBench, ReconnectStormBench,
 #                                                           BootstrapStormBench, MixedSoakBench, e.g. DRIVER_ARGS=
@@ -247,7 +248,8 @@ run_server() { # run_server NAME
         -Dsyncular.schema="$ROOT/src/bench/tasks.schema.json" \
         -Dsyncular.auth.mode=fixed -Dsyncular.auth.fixed.actor=load-actor -Dsyncular.auth.fixed.partition=load \
         '-Dsyncular.auth.fixed.allowed-scopes=project_id=*' \
-        ${OURS_JVM_OPTIONS:+"-Dsyncular.dev.jvm-options=$OURS_JVM_OPTIONS"}
+        ${OURS_JVM_OPTIONS:+"-Dsyncular.dev.jvm-options=$OURS_JVM_OPTIONS"} \
+        ${OURS_MICRO_OPTIONS:+"-Dsyncular.dev.micro-options=$OURS_MICRO_OPTIONS"}
       srv_group=$STARTED
       await_line "$LOGS/$name-server.log" 'Syncular is ready' "$srv_group" 300 "our server (mvn -Prun)"
       # the measured process is Payara Micro's java, a child of Maven's JVM in the same process group

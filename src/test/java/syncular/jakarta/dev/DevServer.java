@@ -38,6 +38,14 @@ public final class DevServer {
      */
     static final String DEFAULT_JVM_OPTIONS = "-Xms1g -Xmx1g -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError "
             + "-XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath=target/run";
+    /**
+     * asadmin commands Payara Micro runs after boot, before the WAR deploys. The plain-text listener answers HTTP/1.1
+     * only: with HTTP/2 on, Grizzly looks at every request for an h2c upgrade (1.5 % of the server's CPU samples in
+     * the push-pull benchmark, docs/benchmarks.md), and clients reach a production server over TLS or a proxy that
+     * speaks HTTP/1.1 to it.
+     */
+    static final List<String> POST_BOOT_COMMANDS = List.of(
+            "set configs.config.server-config.network-config.protocols.protocol.http-listener.http.http2-enabled=false");
 
     private EmbeddedPostgres pg;
     private Process micro;
@@ -121,6 +129,11 @@ public final class DevServer {
                 "--port", String.valueOf(port),
                 "--nocluster",
                 "--rootdir", root.toString()));
+        Path postBoot = work.resolve(root.getFileName() + "-post-boot.asadmin");
+        Files.write(postBoot, POST_BOOT_COMMANDS);
+        cmd.addAll(List.of("--postbootcommandfile", postBoot.toString()));
+        String micro = System.getProperty("syncular.dev.micro-options", "").trim();
+        if (!micro.isEmpty()) cmd.addAll(List.of(micro.split("\\s+")));
         return new ProcessBuilder(cmd).inheritIO().start();
     }
 
