@@ -28,6 +28,7 @@ import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.UnitTransactions;
 import syncular.jakarta.sync.PushProcessor;
 import syncular.jakarta.sync.ServeGatePolicy;
 import syncular.jakarta.wire.Json;
@@ -65,6 +66,7 @@ public final class BackfillRunner {
     static final int PROGRESS_EVERY = 20;
 
     private final ServerStorage storage;
+    private final UnitTransactions units;
     private final Supplier<CompiledSchema> schema;
     private final Declarations declarations;
     private final Clock clock;
@@ -77,10 +79,14 @@ public final class BackfillRunner {
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
      * how long a batch's rows may hold its push lock; {@code maxPushP95Ms}: the p95 of this node's pushes the pauses
      * between batches steer to, 0 for relative to their p95 with the backfill paused ({@link BackfillPacer});
-     * {@code events}: a {@code backfill.batch} event per batch written (issue 20).
+     * {@code events}: a {@code backfill.batch} event per batch written (issue 20); {@code units}: where each batch
+     * and activation gets its transaction ({@link UnitTransactions#of} the storage's runner, or in the container
+     * {@code web.BackfillBatches}).
      */
-    public BackfillRunner(ServerStorage storage, Supplier<CompiledSchema> schema, Declarations declarations,
-                          Clock clock, int maxBatchSize, long maxPushWaitMs, long maxPushP95Ms, ServerEvents events) {
+    public BackfillRunner(ServerStorage storage, UnitTransactions units, Supplier<CompiledSchema> schema,
+                          Declarations declarations, Clock clock, int maxBatchSize, long maxPushWaitMs,
+                          long maxPushP95Ms, ServerEvents events) {
+        this.units = units;
         this.events = events;
         this.pacer = new BackfillPacer(maxBatchSize, maxPushWaitMs, maxPushP95Ms, System::nanoTime);
         this.storage = storage;
@@ -230,7 +236,7 @@ public final class BackfillRunner {
     public Batch runBatch(String partition, BackfillDefinition def) {
         CompiledSchema running = schema.get();
         List<String> sources = def.sourceTables().stream().sorted().toList();
-        Batch batch = storage.inTransaction(partition, tx -> {
+        Batch batch = units.backfillBatch(partition, tx -> {
             if (!tx.tryLockBackfillBatch(def.name())) {
                 return new Batch(Batch.Kind.SKIPPED, 0, 0, 0, 0, 0, null, false, 0, 0, 0, List.of());
             }
@@ -333,7 +339,7 @@ public final class BackfillRunner {
         CompiledSchema running = schema.get();
         List<String> sources = def.sourceTables().stream().sorted().toList();
         long[] at = new long[2];
-        ActivationOutcome outcome = storage.inTransaction(partition, tx -> {
+        ActivationOutcome outcome = units.backfillBatch(partition, tx -> {
             if (!tx.tryLockBackfillBatch(def.name())) return ActivationOutcome.STALE;   // another node's batch runs
             long now = clock.nowMs();
             Optional<StoredCheckpoint> claimed = tx.claimCheckpoint(def.name(), running.version(), now);

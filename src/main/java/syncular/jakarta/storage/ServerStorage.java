@@ -11,7 +11,9 @@ import syncular.jakarta.schema.CompiledSchema;
  *
  * <p>Methods that need their own transaction run it through the storage's {@link TransactionRunner}; reads run on a
  * connection of their own (autocommit, or enlisted in an ambient JTA transaction, which they never finish).
- * {@link #begin} binds operations to a connection the caller already has inside its transaction.
+ * {@link #runUnit} runs the storage's unit of work (a push group, a backfill batch) on a connection the caller already
+ * has inside its transaction: the container's, when a {@code @Stateless} service's method is the unit
+ * ({@link UnitTransactions}).
  */
 public interface ServerStorage {
     // ------------------------------------------------------------------ schema
@@ -49,13 +51,17 @@ public interface ServerStorage {
     StorageSession openSession(String partition);
 
     /**
-     * Binds a {@link StorageTransaction} for {@code partition} to the caller's connection, which must be inside a
-     * transaction on which nothing has run yet: this sets READ COMMITTED as the transaction's first statement. Takes
-     * no lock.
+     * Runs {@code work} as the storage's unit of work on the caller's connection, which must be inside a transaction
+     * on which nothing has run yet (READ COMMITTED is set as its first statement): a {@link StorageTransaction} for
+     * {@code partition}, whose appends under the push lock write the partition's log head back once, and, when
+     * {@code staged}, whose writes under the lock travel together in as few round trips as the order allows. All of it
+     * is sent before this returns; the caller then commits (or rolls back on a throw). A staged write the database
+     * refuses throws {@link StagedWritesRefused}: roll back and run the unit again with {@code staged} false
+     * ({@link StagedWritesRefused#stagedThenUnstaged}).
      */
-    StorageTransaction begin(Connection connection, String partition);
+    <T> T runUnit(Connection connection, String partition, boolean staged, TransactionWork<T> work);
 
-    /** Runs {@code work} in a new transaction of the storage's {@link TransactionRunner}, via {@link #begin}. */
+    /** {@link #runUnit} in a new transaction of the storage's {@link TransactionRunner}, staged, then unstaged. */
     <T> T inTransaction(String partition, TransactionWork<T> work);
 
     @FunctionalInterface

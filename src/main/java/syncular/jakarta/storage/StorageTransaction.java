@@ -6,8 +6,9 @@ import java.util.Optional;
 
 /**
  * Storage operations on ONE connection inside the caller's transaction, bound to one partition (UPSTREAM-SERVER
- * §2.1). Obtained from {@link ServerStorage#begin}; it never commits, rolls back or toggles autocommit: the
- * {@link TransactionRunner} or the JTA container finishes the transaction. Not thread-safe: one push at a time.
+ * §2.1). Handed to a unit of work by {@link ServerStorage#runUnit}; it never commits, rolls back or toggles
+ * autocommit: the {@link TransactionRunner} or the JTA container finishes the transaction. Not thread-safe: one push
+ * at a time.
  *
  * <p>A push group uses it in this order (ARCHITECTURE request step 4): {@link #lockForPush} (lock, savepoint,
  * gate, the idempotency re-check of every commit of the group and the rows they target, one round trip), then per
@@ -19,10 +20,8 @@ import java.util.Optional;
  * held is time no other writer of the partition can use.
  *
  * <p>Under the lock the transaction numbers its appends from the locked head (dense, as SPEC §6.1 asks: nobody else
- * can append meanwhile). In a unit of {@link ServerStorage#inTransaction} the writes travel together and the
- * partition's head and the commit feed's signal are written once, before the unit commits; in a transaction from
- * {@link ServerStorage#begin}, whose end the storage does not see, every write is sent at once and the head is
- * written with every append.
+ * can append meanwhile). The partition's head and the commit feed's signal are written once, before the unit
+ * returns; in a staged unit the writes travel together too, in an unstaged one each commit's writes are sent at once.
  */
 public interface StorageTransaction {
     String partition();

@@ -30,6 +30,7 @@ import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.UnitTransactions;
 import syncular.jakarta.wire.ColumnBitmap;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.Json;
@@ -59,7 +60,8 @@ public final class PushProcessor {
     /** Commits one group applies at most (the group takes whole requests; a larger request goes alone). */
     static final int MAX_GROUP_COMMITS = 64;
 
-    private final ServerStorage storage;
+    /** Where each push group gets its transaction of its own (in the container: {@code web.PushGroups}). */
+    private final UnitTransactions units;
     private final Clock clock;
     private final Validation validation;
     private final int maxCascadeOperations;
@@ -76,7 +78,13 @@ public final class PushProcessor {
     /** @param blobs the blob store of §5.9.6's existence check; null: none, and every blob reference is refused */
     public PushProcessor(ServerStorage storage, Clock clock, Validation validation, int maxCascadeOperations,
                          BlobStore blobs) {
-        this.storage = storage;
+        this(UnitTransactions.of(storage), clock, validation, maxCascadeOperations, blobs);
+    }
+
+    /** @param units where each push group gets its transaction */
+    public PushProcessor(UnitTransactions units, Clock clock, Validation validation, int maxCascadeOperations,
+                         BlobStore blobs) {
+        this.units = units;
         this.clock = clock;
         this.validation = validation;
         this.maxCascadeOperations = maxCascadeOperations;
@@ -197,7 +205,7 @@ public final class PushProcessor {
     private List<Pushed> inTransaction(String partition, List<Batch> group) {
         for (int attempt = 0; ; attempt++) {
             try {
-                return storage.inTransaction(partition, tx -> applyAll(tx, group));
+                return units.pushGroup(partition, tx -> applyAll(tx, group));
             } catch (StorageException e) {
                 if (e.code() != StorageErrorCode.CONNECTION_LOST || attempt >= CONNECTION_RETRIES) throw e;
             }

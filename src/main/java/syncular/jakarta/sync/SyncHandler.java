@@ -26,6 +26,7 @@ import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageSession;
+import syncular.jakarta.storage.UnitTransactions;
 import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.ErrorFrame;
 import syncular.jakarta.wire.Lease;
@@ -67,15 +68,16 @@ public final class SyncHandler {
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
                        Leases leases) {
-        this(storage, schema, declarations, resolver, clock, settings, segments, validation, leases, null,
-                ServerEvents.NONE);
+        this(storage, UnitTransactions.of(storage), schema, declarations, resolver, clock, settings, segments,
+                validation, leases, null, ServerEvents.NONE);
     }
 
     /**
+     * {@code units}: where each push group gets its transaction (in the container, {@code web.PushGroups});
      * {@code blobs}: the §5.9 blob store a push's blob references must name blobs of, null when there is none;
      * {@code events}: where each handled request's push and pull events go (issue 20).
      */
-    public SyncHandler(ServerStorage storage, Supplier<CompiledSchema> schema,
+    public SyncHandler(ServerStorage storage, UnitTransactions units, Supplier<CompiledSchema> schema,
                        Supplier<List<CheckpointDeclaration>> declarations, ScopeResolver resolver, Clock clock,
                        SyncSettings settings, PullProcessor.SegmentPublisher segments, Validation validation,
                        Leases leases, syncular.jakarta.storage.BlobStore blobs, ServerEvents events) {
@@ -88,7 +90,7 @@ public final class SyncHandler {
         this.resolver = resolver;
         this.clock = clock;
         this.settings = settings;
-        this.push = new PushProcessor(storage, clock, validation, settings.maxCascadeOperationsPerCommit(), blobs);
+        this.push = new PushProcessor(units, clock, validation, settings.maxCascadeOperationsPerCommit(), blobs);
         this.pull = new PullProcessor(segments);
     }
 

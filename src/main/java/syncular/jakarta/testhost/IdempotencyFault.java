@@ -31,13 +31,17 @@ final class IdempotencyFault {
 
     void disarm() { armed.set(false); }
 
-    /** {@code storage}, with every push transaction's lock-and-lookup passing through the fault. */
+    /**
+     * {@code storage}, with every push transaction's lock-and-lookup passing through the fault: the units it runs on
+     * a transaction of its own ({@code inTransaction}) and on the container's ({@code runUnit}).
+     */
     ServerStorage around(ServerStorage storage) {
         return proxy(ServerStorage.class, storage, (method, args) -> {
-            if (method.getName().equals("inTransaction") && args.length == 2
-                    && args[1] instanceof ServerStorage.TransactionWork<?> work) {
-                ServerStorage.TransactionWork<Object> faulty = tx -> work.run(around(tx));
-                return method.invoke(storage, args[0], faulty);
+            boolean unit = method.getName().equals("inTransaction") || method.getName().equals("runUnit");
+            if (unit && args[args.length - 1] instanceof ServerStorage.TransactionWork<?> work) {
+                Object[] faulty = args.clone();
+                faulty[args.length - 1] = (ServerStorage.TransactionWork<Object>) tx -> work.run(around(tx));
+                return method.invoke(storage, faulty);
             }
             return method.invoke(storage, args);
         });

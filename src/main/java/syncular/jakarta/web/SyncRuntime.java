@@ -1,6 +1,7 @@
 package syncular.jakarta.web;
 
 import jakarta.annotation.PreDestroy;
+import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
@@ -93,6 +94,10 @@ public class SyncRuntime {
     Readiness readiness;
     @Inject
     Telemetry telemetry;
+    @EJB
+    PushGroups pushGroups;
+    @EJB
+    BackfillBatches backfillBatches;
 
     private volatile Parts parts;
     /** Removes the listener that feeds pushes' latencies to the backfill pacer (registered at the first start). */
@@ -227,13 +232,15 @@ public class SyncRuntime {
         Optional<SignedUrls> blobSigner = override.flatMap(HostOverride::blobSignedUrls)
                 .or(() -> blobSignedUrls(config));
         BlobUrls blobUrls = blobUrls(config, blobSigner, blobs);
-        SyncHandler handler = new SyncHandler(served, () -> schema, declarations::current, resolver, clock, settings,
+        SyncHandler handler = new SyncHandler(served, new ContainerUnits(pushGroups, backfillBatches, ds, served),
+                () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
                         settings, telemetry.events()), segmentUrls), validation(), leases, blobs, telemetry.events());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
                 declarations,
-                new BackfillRunner(storage, () -> schema, declarations, clock, config.backfill().batchSize(),
+                new BackfillRunner(storage, new ContainerUnits(pushGroups, backfillBatches, ds, storage),
+                        () -> schema, declarations, clock, config.backfill().batchSize(),
                         config.backfill().maxPushWaitMs(), config.backfill().maxPushP95Ms(), telemetry.events()), leases,
                 blobs,
                 new BlobUpload(storage, blobs, clock, config.blobs().maxBytes(), blobUrls, blobSigner),

@@ -256,6 +256,23 @@ class ConformanceHostIT extends DatabaseIsolation {
     }
 
     @Test
+    void anArmedIdempotencyFaultMissesThePushGroupsNextLookupOnceAndStoresNothing() throws Exception {
+        // the push group runs in the container's transaction (web.PushGroups); the fault sits in front of it
+        control("PUT", "actors/alice/allowed", "{\"project_id\":[\"p1\"]}");
+        sync("alice", "c-fault", List.of(push("t0", "p1")), "p1", -1);
+        assertJson(control("POST", "faults/idempotency-lookup", "{}"), "{}");
+        PushResult missed = (PushResult) sync("alice", "c-fault", List.of(push("t1", "p1")), "p1", -1).frames().get(1);
+        assertEquals(PushResult.Status.REJECTED, missed.status());
+        PushResult.OpError error = assertInstanceOf(PushResult.OpError.class, missed.results().get(0));
+        assertEquals("sync.idempotency_cache_miss", error.code());
+        assertTrue(error.retryable());
+        assertJson(control("GET", "max-commit-seq", null), "{\"value\":1}");
+        PushResult retried = (PushResult) sync("alice", "c-fault", List.of(push("t1", "p1")), "p1", -1).frames().get(1);
+        assertEquals(PushResult.Status.APPLIED, retried.status(), "the fault fires once and the miss was not stored");
+        assertEquals(2L, retried.commitSeq());
+    }
+
+    @Test
     void missingActorHeaderIs401() throws Exception {
         HttpResponse<String> r = It.postBody(base.toURI().resolve("sync"), "application/vnd.syncular.sync.v2", "x");
         assertEquals(401, r.statusCode());

@@ -112,7 +112,8 @@ public final class BackfillBench {
             Declarations declarations = new Declarations(List.<syncular.jakarta.host.BackfillDefinition>of(
                     new ColumnCopyProjection("titles_v2", 2, "tasks", "task_titles")), 2, storage);
             storage.ensureSchema(v2, declarations.current());
-            BackfillRunner runner = new BackfillRunner(storage, () -> v2,
+            BackfillRunner runner = new BackfillRunner(storage, syncular.jakarta.storage.UnitTransactions.of(storage),
+                    () -> v2,
                     declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 5),
                     Long.getLong("bench.max-p95", 0), syncular.jakarta.events.ServerEvents.NONE);
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());

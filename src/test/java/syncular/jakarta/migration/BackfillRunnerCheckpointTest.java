@@ -28,10 +28,10 @@ import syncular.jakarta.storage.CommitPruneQuery;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
-import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.UnitTransactions;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
@@ -85,7 +85,7 @@ class BackfillRunnerCheckpointTest {
         storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), clock::get);
         declarations = new Declarations(List.of(def), 2, storage);
         storage.ensureSchema(v2, declarations.current());
-        return new BackfillRunner(storage, () -> v2, declarations,
+        return new BackfillRunner(storage, UnitTransactions.of(storage), () -> v2, declarations,
                 clock::get, batchSize, 5, 0, events::add);
     }
 
@@ -410,8 +410,9 @@ class BackfillRunnerCheckpointTest {
         BackfillRunner runner = migrate(def, 10);
         try (Connection c = db.getConnection()) {
             c.setAutoCommit(false);
-            StorageTransaction holder = storage.begin(c, partition);
-            assertTrue(holder.tryLockBackfillBatch(NAME));
+            // the unit leaves its transaction open: the batch lock stays held until the rollback below
+            boolean held = storage.runUnit(c, partition, false, holder -> holder.tryLockBackfillBatch(NAME));
+            assertTrue(held);
             assertEquals(BackfillRunner.Batch.Kind.SKIPPED, runner.runBatch(partition, def).kind());
             assertEquals(0, checkpoint().ownerEpoch(), "a skipped batch claims nothing");
             c.rollback();   // the transaction-scoped lock ends with the transaction, whatever the pool does next

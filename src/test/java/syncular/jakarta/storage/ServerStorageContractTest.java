@@ -739,22 +739,27 @@ public abstract class ServerStorageContractTest {
 
     // --------------------------------------------------- transactions, gate
 
-    @Test @Seed("JTA: begin binds to the caller's connection and never finishes it")
-    void beginRunsOnTheCallersConnectionInsideTheCallersTransaction() {
-        String p = partition("begin");
-        StoredRow r = row("a1", "p1", 1);
-        long seq = runner().inNewTransaction(c -> {
-            StorageTransaction tx = storage().begin(c, p);
-            assertEquals(p, tx.partition());
-            tx.lockPartitionForPush();
-            tx.upsertRow("tasks", r, 0);
-            long s = tx.appendCommit(TestSchemas.upsertCommit("c1", r));
-            assertFalse(c.getAutoCommit(), "the storage left the caller's transaction open");
-            assertEquals(0, storage().getMaxCommitSeq(p), "not visible before the caller commits");
-            return s;
-        });
-        assertEquals(1, seq);
-        assertEquals(1, storage().getMaxCommitSeq(p));
+    @Test @Seed("JTA: a unit runs on the caller's connection, sends all it wrote and never finishes the transaction")
+    void aUnitRunsOnTheCallersConnectionInsideTheCallersTransaction() {
+        for (boolean staged : new boolean[] {true, false}) {
+            String p = partition("unit-" + staged);
+            StoredRow r = row("a1", "p1", 1);
+            long seq = runner().inNewTransaction(c -> {
+                long s = storage().runUnit(c, p, staged, tx -> {
+                    assertEquals(p, tx.partition());
+                    tx.lockPartitionForPush();
+                    tx.upsertRow("tasks", r, 0);
+                    return tx.appendCommit(TestSchemas.upsertCommit("c1", r));
+                });
+                assertFalse(c.getAutoCommit(), "the storage left the caller's transaction open");
+                assertEquals(0, storage().getMaxCommitSeq(p), "not visible before the caller commits");
+                return s;
+            });
+            // what the unit staged and its head went out before it returned: the caller's commit kept them
+            assertEquals(1, seq);
+            assertEquals(1, storage().getMaxCommitSeq(p));
+            assertTrue(storage().inTransaction(p, tx -> tx.getRow("tasks", "a1")).isPresent());
+        }
     }
 
     @Test @Seed("seeds/003 readServeGate")

@@ -82,25 +82,23 @@ final class CommitLogSql {
      *       queues the commit's realtime notice (SPEC §8.2, {@code PostgresCommitFeed}) inside the commit's
      *       transaction, so PostgreSQL delivers it iff the commit commits.</li>
      *   <li>{@code GIVEN}: under the push lock the transaction numbers its commits from the locked head and leaves
-     *       the partition row alone: a push group writes that hot row once, not once per commit.</li>
-     *   <li>{@code GIVEN_AND_PUBLISH}: as {@code GIVEN}, and the same statement writes this seq back as the head
-     *       and queues ONE notice for every commit numbered since the last write-back (the feed reports each seq up
-     *       to a notice's; {@link #PUBLISH_HEAD} does it alone).</li>
+     *       the partition row alone: a push group writes that hot row once, not once per commit, when it writes the
+     *       head back with ONE notice for every commit numbered since ({@link #PUBLISH_HEAD}; the feed reports each
+     *       seq up to a notice's).</li>
      * </ul>
      * A rejection's rollback to the push savepoint discards whatever its statement wrote and queued.
      *
      * <p>Params: {@code ALLOCATE}: partition; partition, clientId, clientCommitId, actorId, createdAtMs,
-     * writerVersion. {@code GIVEN*}: partition, seq, clientId, clientCommitId, actorId, createdAtMs, writerVersion.
+     * writerVersion. {@code GIVEN}: partition, seq, clientId, clientCommitId, actorId, createdAtMs, writerVersion.
      * Then: partition, idx[], tbl[], rowId[], op[], rowVersion[], scopes[], payload[]; partition, tbl[], var[],
-     * value[]; with a result: partition, clientId, clientCommitId, result JSON; {@code GIVEN_AND_PUBLISH}: seq,
-     * partition.
+     * value[]; with a result: partition, clientId, clientCommitId, result JSON.
      */
     static String appendCommit(Numbering numbering, boolean withResult) {
         return APPEND[numbering.ordinal() * 2 + (withResult ? 1 : 0)];
     }
 
     /** How an append gets its seq (see {@link #appendCommit}). */
-    enum Numbering { ALLOCATE, GIVEN, GIVEN_AND_PUBLISH }
+    enum Numbering { ALLOCATE, GIVEN }
 
     private static final String[] APPEND = new String[Numbering.values().length * 2];
 
@@ -149,11 +147,8 @@ final class CommitLogSql {
                   INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
                   SELECT ?, ?, ?, jsonb_set(?::jsonb, '{commitSeq}', to_jsonb(c.commit_seq)) FROM c
                   ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING)""";
-        String head = numbering != Numbering.GIVEN_AND_PUBLISH ? "" : """
-                ,
-                head AS (UPDATE sync_partitions SET max_commit_seq = ? WHERE partition = ?)""";
         String select = numbering == Numbering.GIVEN ? "\nSELECT commit_seq FROM c" : "\n" + APPEND_SELECT;
-        return commit + changes + result + head + select;
+        return commit + changes + result + select;
     }
 
     /**

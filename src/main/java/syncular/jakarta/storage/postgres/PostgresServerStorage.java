@@ -39,6 +39,7 @@ import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.storage.ColumnVersions;
 import syncular.jakarta.storage.StoredRow;
+import syncular.jakarta.storage.StagedWritesRefused;
 import syncular.jakarta.storage.TransactionRunner;
 
 /**
@@ -349,34 +350,24 @@ public final class PostgresServerStorage implements ServerStorage {
         return new PostgresSession(this, dataSource, partition);
     }
 
-    @Override
-    public StorageTransaction begin(Connection connection, String partition) {
-        return new PostgresTransaction(this, connection, partition, installed.version, false, false);
-    }
-
     /**
      * The storage's own unit: its writes under the push lock travel together (staged, {@link PostgresTransaction})
-     * and write the partition head back once, with the staged appends (or, unstaged, here before the runner commits)
-     * instead of with every commit. When the database refuses a staged write, the unit runs again
-     * unstaged, where the refusal is attributed to its own operation; the work is a function of the database state
-     * only, as every retried unit must be.
+     * and write the partition head back once, with the staged appends (or, unstaged, here before the caller commits)
+     * instead of with every commit. The work is a function of the database state only, as every unit the caller may
+     * run again must be ({@link StagedWritesRefused}).
      */
     @Override
-    public <T> T inTransaction(String partition, TransactionWork<T> work) {
-        try {
-            return unit(partition, work, true);
-        } catch (PostgresTransaction.StagedWriteRefused refused) {
-            return unit(partition, work, false);
-        }
+    public <T> T runUnit(Connection connection, String partition, boolean staged, TransactionWork<T> work) {
+        PostgresTransaction tx = new PostgresTransaction(this, connection, partition, installed.version, staged);
+        T result = work.run(tx);
+        tx.finish();
+        return result;
     }
 
-    private <T> T unit(String partition, TransactionWork<T> work, boolean stage) {
-        return runner.inNewTransaction(c -> {
-            PostgresTransaction tx = new PostgresTransaction(this, c, partition, installed.version, true, stage);
-            T result = work.run(tx);
-            tx.finish();
-            return result;
-        });
+    @Override
+    public <T> T inTransaction(String partition, TransactionWork<T> work) {
+        return StagedWritesRefused.stagedThenUnstaged(
+                staged -> runner.inNewTransaction(c -> runUnit(c, partition, staged, work)));
     }
 
     // --------------------------------------------------------------- commit log

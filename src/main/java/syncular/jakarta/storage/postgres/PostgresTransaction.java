@@ -23,6 +23,7 @@ import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.SourceCoverage;
+import syncular.jakarta.storage.StagedWritesRefused;
 import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
@@ -39,17 +40,17 @@ import syncular.jakarta.storage.StoredRow;
  * sends a multi-statement text as one pipelined round trip. The isolation level rides in front of the first
  * statement.
  *
- * <p>In a unit of the storage's own ({@code PostgresServerStorage#inTransaction}, whose end the storage sees) the
+ * <p>In a unit of the storage's own ({@code ServerStorage#runUnit}, whose end the storage sees) the
  * writes made under the push lock are <em>staged</em>: kept here and sent in front of the next round trip, whatever it
- * is, at the latest when the unit finishes ({@link #finish()}) before the runner commits. A push group of N commits is
+ * is, at the latest when the unit finishes ({@link #finish()}) before its owner commits. A push group of N commits is
  * then three round trips (lock and reads, every write, COMMIT) instead of N + 2, and no savepoint is needed for a
  * commit whose writes all go together. They are kept as data ({@link StagedWrites}) and sent as a few multi-row
  * statements whose texts do not depend on the group: a concatenation of per-commit statements differed from group to
  * group, so no prepared statement was ever reused and PostgreSQL parsed and planned every one of them again. A staged
  * write the database refuses surfaces in a later round trip, where it cannot be told which operation it was: it throws
- * {@link StagedWriteRefused} and the storage runs the unit again unstaged, where each write's refusal is attributed to
- * its own operation. In a transaction from {@code ServerStorage.begin}, whose end the caller owns, nothing is staged: a
- * staged write that no later call flushes would be lost silently when the caller's container commits.
+ * {@link StagedWritesRefused} and the unit's owner runs it again unstaged, where each write's refusal is attributed to
+ * its own operation. In a transaction whose end the caller owns ({@link #callerEnds}, tests), nothing is staged: a
+ * staged write that no later call flushes would be lost silently when the caller commits.
  */
 final class PostgresTransaction implements StorageTransaction {
     private final PostgresServerStorage storage;
@@ -57,17 +58,13 @@ final class PostgresTransaction implements StorageTransaction {
     private final String partition;
     /** The schema version this transaction writes; stamped on every appended commit for the fence trigger. */
     private final int writerVersion;
-    /**
-     * Under the push lock, appends are numbered from the locked head; in the storage's own unit
-     * ({@code PostgresServerStorage#inTransaction}) the head is written back to the partition row once, with the
-     * staged appends or by {@link #finish()} before the unit commits; in a transaction the caller ends, with every
-     * append.
-     */
-    private final boolean deferHead;
-    /** Writes under the lock are staged (see the class comment); only in the storage's own unit. */
+    /** Writes under the lock are staged (see the class comment). */
     private final boolean stage;
     private final StagedWrites staged = new StagedWrites();
-    /** Under the lock: the partition's head as this transaction numbered it, and as last written back. */
+    /**
+     * Under the lock: the partition's head as this transaction numbered its appends, and as last written back to the
+     * partition row, which happens once: with the staged appends, or by {@link #finish()} before the owner commits.
+     */
     private long head;
     private long publishedHead;
     private boolean isolationPending = true;
@@ -89,21 +86,12 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     PostgresTransaction(PostgresServerStorage storage, Connection c, String partition, int writerVersion,
-                        boolean deferHead, boolean stage) {
-        if (stage && !deferHead) throw new IllegalArgumentException("staging needs a unit the storage finishes");
+                        boolean stage) {
         this.storage = storage;
         this.c = c;
         this.partition = partition;
         this.writerVersion = writerVersion;
-        this.deferHead = deferHead;
         this.stage = stage;
-    }
-
-    /** A staged write the database refused (see the class comment); the storage reruns the unit unstaged. */
-    static final class StagedWriteRefused extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        StagedWriteRefused(StorageException refusal) { super(refusal.getMessage(), refusal); }
     }
 
     @Override public String partition() { return partition; }
@@ -129,7 +117,7 @@ final class PostgresTransaction implements StorageTransaction {
             StorageException classified = PgErrors.classifyOn(c, e);
             if (carried && (PgErrors.isOperationRefusal(classified.code())
                     || classified.code() == StorageErrorCode.WRITER_FENCE_REJECTED)) {
-                throw new StagedWriteRefused(classified);
+                throw new StagedWritesRefused(classified);
             }
             throw classified;
         }
@@ -216,7 +204,7 @@ final class PostgresTransaction implements StorageTransaction {
     }
 
     /**
-     * The end of the storage's own unit, before the runner commits: the numbered head written back to the partition
+     * The end of the storage's own unit, before its owner commits: the numbered head written back to the partition
      * row, with one commit-feed notice for the commits numbered since the last write-back, and whatever is staged,
      * in one round trip; a no-op when there is neither.
      */
@@ -533,8 +521,7 @@ final class PostgresTransaction implements StorageTransaction {
         for (RowWrite w : writes) before.add(writeStatement(w));
         ChangeArrays changes = new ChangeArrays();
         changes.add(0, commit);   // the seq comes from the statement's own commit row
-        CommitLogSql.Numbering numbering = !locked ? CommitLogSql.Numbering.ALLOCATE
-                : deferHead ? CommitLogSql.Numbering.GIVEN : CommitLogSql.Numbering.GIVEN_AND_PUBLISH;
+        CommitLogSql.Numbering numbering = locked ? CommitLogSql.Numbering.GIVEN : CommitLogSql.Numbering.ALLOCATE;
         long given = head + 1;
         String resultJson = applied == null ? null : StoredJson.pushResult(applied);
         StringBuilder sql = new StringBuilder();
@@ -562,10 +549,6 @@ final class PostgresTransaction implements StorageTransaction {
                 ps.setString(i++, commit.clientCommitId());
                 ps.setString(i++, resultJson);
             }
-            if (numbering == CommitLogSql.Numbering.GIVEN_AND_PUBLISH) {
-                ps.setLong(i++, given);
-                ps.setString(i++, partition);
-            }
             return i;
         };
         long[] seq = new long[1];
@@ -575,13 +558,8 @@ final class PostgresTransaction implements StorageTransaction {
                 seq[0] = rs.getLong(1);
             }
         });
-        if (numbering != CommitLogSql.Numbering.ALLOCATE) advanceHead(numbering, seq[0]);
+        if (numbering == CommitLogSql.Numbering.GIVEN) head = seq[0];   // written back by finish()
         return seq[0];
-    }
-
-    private void advanceHead(CommitLogSql.Numbering numbering, long seq) {
-        head = seq;
-        if (numbering == CommitLogSql.Numbering.GIVEN_AND_PUBLISH) publishedHead = seq;
     }
 
     @Override

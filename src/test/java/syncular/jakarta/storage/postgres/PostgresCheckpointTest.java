@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -33,7 +34,6 @@ import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.SourceCoverage;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
-import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredCheckpoint;
 import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
@@ -268,16 +268,22 @@ class PostgresCheckpointTest {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Connection holder = db.rawConnection()) {
             holder.setAutoCommit(false);
-            StorageTransaction push = storage.begin(holder, p);
-            push.lockPartitionForPush();
-            CompletableFuture<ActivationOutcome> activation = CompletableFuture.supplyAsync(
-                    () -> storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 1), pool);
-            LockWaits.awaitLockWaiters(db, 1, 10_000);
-            assertFalse(activation.isDone());
-            StoredRow row = TestSchemas.taskRow(schema, "late", "p1", 1);
-            push.upsertRow("tasks", row, 0);
-            push.appendCommit(TestSchemas.upsertCommit("late", row));   // a source change the activation must see
-            push.putPushResult("client-1", "late", StoredPushResult.applied(1, List.of()));
+            CompletableFuture<ActivationOutcome> activation = storage.runUnit(holder, p, false, push -> {
+                push.lockPartitionForPush();
+                CompletableFuture<ActivationOutcome> waiting = CompletableFuture.supplyAsync(
+                        () -> storage.activateCheckpoint(p, "proj", epoch, 0, SOURCES, 1), pool);
+                try {
+                    LockWaits.awaitLockWaiters(db, 1, 10_000);
+                } catch (SQLException | InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                assertFalse(waiting.isDone());
+                StoredRow row = TestSchemas.taskRow(schema, "late", "p1", 1);
+                push.upsertRow("tasks", row, 0);
+                push.appendCommit(TestSchemas.upsertCommit("late", row));   // a source change the activation must see
+                push.putPushResult("client-1", "late", StoredPushResult.applied(1, List.of()));
+                return waiting;
+            });
             holder.commit();
             assertEquals(ActivationOutcome.STALE, activation.get(10, SECONDS));
         } finally {
@@ -291,11 +297,14 @@ class PostgresCheckpointTest {
         try (Connection first = db.rawConnection(); Connection second = db.rawConnection()) {
             first.setAutoCommit(false);
             second.setAutoCommit(false);
-            StorageTransaction a = storage.begin(first, p);
-            StorageTransaction b = storage.begin(second, p);
-            assertTrue(a.tryLockBackfillBatch("proj"));
-            assertFalse(b.tryLockBackfillBatch("proj"), "another runner holds this batch");
-            assertTrue(b.tryLockBackfillBatch("other-proj"), "other checkpoints are independent");
+            // each unit leaves its transaction open, and its transaction-scoped locks held
+            boolean firstHeld = storage.runUnit(first, p, false, a -> a.tryLockBackfillBatch("proj"));
+            assertTrue(firstHeld);
+            storage.runUnit(second, p, false, b -> {
+                assertFalse(b.tryLockBackfillBatch("proj"), "another runner holds this batch");
+                assertTrue(b.tryLockBackfillBatch("other-proj"), "other checkpoints are independent");
+                return null;
+            });
             boolean third = storage.inTransaction(p, tx -> tx.tryLockBackfillBatch("proj"));
             assertFalse(third);
             first.commit();   // the lock ends with its transaction: nothing leaks into the pooled session

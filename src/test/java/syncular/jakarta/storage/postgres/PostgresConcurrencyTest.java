@@ -26,7 +26,6 @@ import syncular.jakarta.storage.PushKey;
 import syncular.jakarta.storage.RowKey;
 import syncular.jakarta.storage.RowWrite;
 import syncular.jakarta.storage.Seed;
-import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredPushResult;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
@@ -141,8 +140,10 @@ class PostgresConcurrencyTest {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (Connection holder = db.rawConnection()) {
             holder.setAutoCommit(false);
-            StorageTransaction held = storage.begin(holder, a);
-            held.lockPartitionForPush();   // A's row lock, uncommitted
+            storage.runUnit(holder, a, false, held -> {
+                held.lockPartitionForPush();   // A's row lock, uncommitted: the unit leaves the transaction open
+                return null;
+            });
 
             long bSeq = CompletableFuture.supplyAsync(
                     () -> pushOne(b, "b1", TestSchemas.taskRow(schema, "b1", "p1", 1)), pool).get(10, SECONDS);
@@ -169,7 +170,10 @@ class PostgresConcurrencyTest {
         pushOne(a, "t0", TestSchemas.taskRow(schema, "t0", "p1", 1));
         try (Connection holder = db.rawConnection()) {
             holder.setAutoCommit(false);
-            storage.begin(holder, a).lockPartitionForPush();   // somebody holds A's lock and does not let go
+            storage.runUnit(holder, a, false, held -> {
+                held.lockPartitionForPush();   // somebody holds A's lock and does not let go
+                return null;
+            });
 
             syncular.jakarta.storage.StorageException e = org.junit.jupiter.api.Assertions.assertThrows(
                     syncular.jakarta.storage.StorageException.class, () -> bounded.inTransaction(a, tx -> {

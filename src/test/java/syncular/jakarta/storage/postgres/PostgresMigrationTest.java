@@ -33,7 +33,6 @@ import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.Seed;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
-import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredRow;
 import syncular.jakarta.storage.TestSchemas;
@@ -73,6 +72,15 @@ class PostgresMigrationTest {
             }
             return tx.appendCommit(new NewCommit("c", "seed-" + p, "a", 0, changes));
         });
+    }
+
+    private static void awaitUninterrupted(CountDownLatch latch) {
+        try {
+            if (!latch.await(30, SECONDS)) throw new AssertionError("the test never let the writer go on");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private static Object scalar(EmbeddedPostgresSupport.Pool db, String sql) throws SQLException {
@@ -537,10 +545,20 @@ class PostgresMigrationTest {
             String p = "fenced";
             ExecutorService pool = Executors.newFixedThreadPool(3);
             try (Connection inside = db.rawConnection(); Connection late = db.rawConnection()) {
-                // writer 1 is already inside: it holds its partition lock when the migration starts
+                // writer 1 is already inside: it holds its partition lock when the migration starts, and writes
+                // (at the old version) when told to
                 inside.setAutoCommit(false);
-                StorageTransaction w1 = old.begin(inside, p);
-                w1.lockPartitionForPush();
+                CountDownLatch locked = new CountDownLatch(1);
+                CountDownLatch write = new CountDownLatch(1);
+                StoredRow r1 = TestSchemas.taskRow(V1, "inside", "p1", 1);
+                CompletableFuture<Long> w1 = CompletableFuture.supplyAsync(() -> old.runUnit(inside, p, false, tx -> {
+                    tx.lockPartitionForPush();
+                    locked.countDown();
+                    awaitUninterrupted(write);
+                    tx.upsertRow("tasks", r1, 0);
+                    return tx.appendCommit(TestSchemas.upsertCommit("inside", r1));
+                }), pool);
+                assertTrue(locked.await(10, SECONDS));
 
                 PostgresServerStorage fresh = node(db);
                 CompletableFuture<Void> migration = CompletableFuture.runAsync(() -> fresh.ensureSchema(V2,
@@ -557,13 +575,12 @@ class PostgresMigrationTest {
 
                 // writer 2 (old build) arrives now: it blocks at its FIRST statement behind the queued migration
                 late.setAutoCommit(false);
-                CompletableFuture<Long> w2 = CompletableFuture.supplyAsync(() -> {
-                    StorageTransaction tx = old.begin(late, p);
+                CompletableFuture<Long> w2 = CompletableFuture.supplyAsync(() -> old.runUnit(late, p, false, tx -> {
                     tx.lockPartitionForPush();
                     StoredRow r = TestSchemas.taskRow(V1, "late", "p1", 1);
                     tx.upsertRow("tasks", r, 0);
                     return tx.appendCommit(TestSchemas.upsertCommit("late", r));
-                }, pool);
+                }), pool);
                 LockWaits.awaitLockWaiters(db, 2, 10_000);
                 assertEquals(1L, scalar(db, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
                         + "WHERE NOT l.granted AND l.relation = 'sync_partitions'::regclass AND l.mode = "
@@ -573,9 +590,8 @@ class PostgresMigrationTest {
                 assertFalse(w2.isDone());
 
                 // writer 1 completes first, at the old version, before any fence exists
-                StoredRow r1 = TestSchemas.taskRow(V1, "inside", "p1", 1);
-                w1.upsertRow("tasks", r1, 0);
-                assertEquals(1, w1.appendCommit(TestSchemas.upsertCommit("inside", r1)));
+                write.countDown();
+                assertEquals(1, w1.get(10, SECONDS));
                 inside.commit();
 
                 migration.get(30, SECONDS);

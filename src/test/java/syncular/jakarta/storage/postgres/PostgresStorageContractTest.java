@@ -106,18 +106,21 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                             "p1", 1), 10 + i));
                 }
                 String commitId = "k" + badAt;
-                // a transaction the caller ends sends every write at once (the storage's own unit stages them and,
-                // on a refusal, runs again this way: PushGroupTest)
+                // an unstaged unit sends a commit's writes at once (a staged one sends them later and, on a
+                // refusal, runs again unstaged: PushGroupTest)
                 try (Connection c = own.getConnection()) {
                     c.setAutoCommit(false);
-                    var tx = s.begin(c, p);
-                    tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of(), false);
-                    StorageException e = assertThrows(StorageException.class, () -> tx.applyCommit(writes,
-                            TestSchemas.upsertCommit(commitId, good), StoredPushResult.applied(0, List.of())));
-                    assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());
-                    assertEquals(10 + badAt, e.opIndex().getAsInt());
-                    tx.rejectPush("client-1", commitId, StoredPushResult.rejected(List.of(new OperationResult.Failed(
-                            10 + badAt, "sync.constraint_violation", "constraint", false, null))));
+                    s.runUnit(c, p, false, tx -> {
+                        tx.lockForPush(1, List.of(new PushKey("client-1", commitId)), List.of(), false);
+                        StorageException e = assertThrows(StorageException.class, () -> tx.applyCommit(writes,
+                                TestSchemas.upsertCommit(commitId, good), StoredPushResult.applied(0, List.of())));
+                        assertEquals(StorageErrorCode.CONSTRAINT_VIOLATION, e.code());
+                        assertEquals(10 + badAt, e.opIndex().getAsInt());
+                        tx.rejectPush("client-1", commitId, StoredPushResult.rejected(List.of(
+                                new OperationResult.Failed(10 + badAt, "sync.constraint_violation", "constraint",
+                                        false, null))));
+                        return null;
+                    });
                     c.commit();
                 }
                 assertEquals(StoredPushResult.Status.REJECTED,
@@ -177,7 +180,10 @@ class PostgresStorageContractTest extends ServerStorageContractTest {
                 st.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE");
             }
             c.setAutoCommit(false);
-            storage.begin(c, partition("iso")).lockPartitionForPush();
+            storage.runUnit(c, partition("iso"), false, tx -> {
+                tx.lockPartitionForPush();
+                return null;
+            });
             try (var st = c.createStatement(); var rs = st.executeQuery("SHOW transaction_isolation")) {
                 rs.next();
                 assertEquals("read committed", rs.getString(1));
