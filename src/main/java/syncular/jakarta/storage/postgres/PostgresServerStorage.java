@@ -34,7 +34,6 @@ import syncular.jakarta.storage.SqlWork;
 import syncular.jakarta.storage.StorageErrorCode;
 import syncular.jakarta.storage.StorageException;
 import syncular.jakarta.storage.StorageSession;
-import syncular.jakarta.storage.StorageTransaction;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.storage.ColumnVersions;

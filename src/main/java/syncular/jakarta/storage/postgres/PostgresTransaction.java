@@ -40,17 +40,16 @@ import syncular.jakarta.storage.StoredRow;
  * sends a multi-statement text as one pipelined round trip. The isolation level rides in front of the first
  * statement.
  *
- * <p>In a unit of the storage's own ({@code ServerStorage#runUnit}, whose end the storage sees) the
- * writes made under the push lock are <em>staged</em>: kept here and sent in front of the next round trip, whatever it
- * is, at the latest when the unit finishes ({@link #finish()}) before its owner commits. A push group of N commits is
+ * <p>In a staged unit ({@code ServerStorage#runUnit}, whose end the storage sees) the writes made under the push lock
+ * are <em>staged</em>: kept here and sent in front of the next round trip, whatever it is, at the latest when the
+ * unit finishes ({@link #finish()}) before its owner commits. A push group of N commits is
  * then three round trips (lock and reads, every write, COMMIT) instead of N + 2, and no savepoint is needed for a
  * commit whose writes all go together. They are kept as data ({@link StagedWrites}) and sent as a few multi-row
  * statements whose texts do not depend on the group: a concatenation of per-commit statements differed from group to
  * group, so no prepared statement was ever reused and PostgreSQL parsed and planned every one of them again. A staged
  * write the database refuses surfaces in a later round trip, where it cannot be told which operation it was: it throws
  * {@link StagedWritesRefused} and the unit's owner runs it again unstaged, where each write's refusal is attributed to
- * its own operation. In a transaction whose end the caller owns ({@link #callerEnds}, tests), nothing is staged: a
- * staged write that no later call flushes would be lost silently when the caller commits.
+ * its own operation.
  */
 final class PostgresTransaction implements StorageTransaction {
     private final PostgresServerStorage storage;
