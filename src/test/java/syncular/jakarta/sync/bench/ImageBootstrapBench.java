@@ -12,6 +12,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -168,12 +169,18 @@ public final class ImageBootstrapBench {
         return ResponseDecoder.decode(postRaw(base, request));
     }
 
+    /**
+     * {@code POST <base>sync} on this thread's own persistent connection ({@link PlainHttp}, as the push-pull driver:
+     * the JDK client's hand-offs between threads cost the shared cores about 0.3 ms a request).
+     */
     static byte[] postRaw(URI base, RequestMessage request) throws Exception {
-        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(base.resolve("sync")).timeout(Duration.ofMinutes(5))
-                .header("Content-Type", "application/vnd.syncular.sync.v2").header("Accept-Encoding", "identity")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(RequestEncoder.encode(request))).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
-        if (r.statusCode() != 200) throw new IllegalStateException("HTTP " + r.statusCode() + ": " + new String(r.body()));
+        PlainHttp http = CONNECTIONS.get().computeIfAbsent(base, b -> new PlainHttp(b.resolve("sync"),
+                SyncLoadDriver.SYNC_MEDIA_TYPE, 300_000, "Accept-Encoding: identity"));
+        PlainHttp.Response r = http.post(RequestEncoder.encode(request));
+        if (r.status() != 200) throw new IllegalStateException("HTTP " + r.status() + ": " + new String(r.body()));
         return r.body();
     }
+
+    /** Each driver thread's connections, one per base URL (a thread is one virtual client). */
+    private static final ThreadLocal<Map<URI, PlainHttp>> CONNECTIONS = ThreadLocal.withInitial(HashMap::new);
 }
