@@ -1,17 +1,11 @@
 package syncular.jakarta.sync.bench;
 
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.WebSocket;
-import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import syncular.jakarta.wire.ErrorFrame;
@@ -41,8 +35,6 @@ import syncular.jakarta.wire.Subscription;
  * project before, {@code --runs=1}; other {@code --key=value} options of the side-by-side kit are ignored.
  */
 public final class ReconnectStormBench {
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
     static final String PROJECT = "storm";
 
     private ReconnectStormBench() { }
@@ -125,27 +117,33 @@ public final class ReconnectStormBench {
                 BenchSupport.percentileMs(v, 0.99), failures.get());
     }
 
-    /** One realtime socket: waits for hello, runs rounds over it. */
-    static final class Socket extends WholeMessages {
-        private final CompletableFuture<Void> hello = new CompletableFuture<>();
-        private volatile CompletableFuture<ResponseMessage> round;
-        private MessageScanner scanner;
-        private WebSocket ws;
+    /**
+     * One realtime socket, blocking on the caller's thread ({@link PlainWebSocket}): waits for hello, runs rounds
+     * over it; deltas and other messages between are read past.
+     */
+    static final class Socket {
+        private final PlainWebSocket ws;
+
+        private Socket(PlainWebSocket ws) { this.ws = ws; }
 
         static Socket open(URI base, String clientId) throws Exception {
-            Socket s = new Socket();
             URI uri = URI.create(base.toString().replaceFirst("^http", "ws") + "realtime?clientId=" + clientId);
-            s.ws = HTTP.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10)).buildAsync(uri, s)
-                    .get(20, TimeUnit.SECONDS);
-            s.hello.get(20, TimeUnit.SECONDS);
-            return s;
+            Socket s = new Socket(PlainWebSocket.connect(uri, 30_000));
+            try {
+                while (true) {
+                    PlainWebSocket.Message m = s.ws.read();
+                    if (m.isText() && m.text().contains("\"hello\"")) return s;
+                }
+            } catch (Exception e) {
+                s.close();
+                throw e;
+            }
         }
 
         /** Rounds from {@code cursor} until the subscription is caught up (or one round); returns the new cursor. */
         long catchUp(String clientId, long cursor, boolean untilDone) throws Exception {
             String token = null;
             while (true) {
-                round = new CompletableFuture<>();
                 byte[] body = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(clientId, 1),
                         new PullHeader(200, 10_000, 1, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
                         new Subscription("storm", "tasks", Map.of("project_id", List.of(PROJECT)), null, cursor,
@@ -153,9 +151,8 @@ public final class ReconnectStormBench {
                 byte[] tagged = new byte[body.length + 1];
                 tagged[0] = 0x01;
                 System.arraycopy(body, 0, tagged, 1, body.length);
-                ws.sendBinary(ByteBuffer.wrap(tagged), true).get(20, TimeUnit.SECONDS);
-                ResponseMessage m = round.get(30, TimeUnit.SECONDS);
-                for (ResponseFrame f : m.frames()) {
+                ws.sendBinary(tagged);
+                for (ResponseFrame f : roundResponse().frames()) {
                     if (f instanceof ErrorFrame e) throw new IllegalStateException("round error " + e.code());
                     if (f instanceof SubEnd e) {
                         cursor = e.nextCursor();
@@ -166,37 +163,18 @@ public final class ReconnectStormBench {
             }
         }
 
-        void close() {
-            ws.sendClose(WebSocket.NORMAL_CLOSURE, "bye");
-            ws.abort();
-        }
-
-        @Override
-        protected void onWholeText(String message) {
-            if (message.contains("\"hello\"")) hello.complete(null);
-        }
-
-        @Override
-        protected void onWholeBinary(byte[] message) {
-            if (message.length == 0 || message[0] != 0x01) return;
-            if (scanner == null) scanner = new MessageScanner(64L << 20);
-            Optional<MessageScanner.Scanned> done = scanner.feed(message, 1, message.length - 1);
-            if (done.isEmpty()) return;
-            scanner = null;
-            CompletableFuture<ResponseMessage> r = round;
-            if (r == null) return;
-            try {
-                r.complete(ResponseDecoder.decode(done.get().message()));
-            } catch (RuntimeException e) {
-                r.completeExceptionally(e);
+        /** The round's response: its tag-0x01 messages joined until the message is whole (§8.7). */
+        private ResponseMessage roundResponse() throws Exception {
+            MessageScanner scanner = new MessageScanner(64L << 20);
+            while (true) {
+                PlainWebSocket.Message m = ws.read();
+                byte[] b = m.binary();
+                if (b == null || b.length == 0 || b[0] != 0x01) continue;
+                Optional<MessageScanner.Scanned> done = scanner.feed(b, 1, b.length - 1);
+                if (done.isPresent()) return ResponseDecoder.decode(done.get().message());
             }
         }
 
-        @Override
-        public void onError(WebSocket webSocket, Throwable error) {
-            hello.completeExceptionally(error);
-            CompletableFuture<ResponseMessage> r = round;
-            if (r != null) r.completeExceptionally(error);
-        }
+        void close() { ws.close(); }
     }
 }
