@@ -53,7 +53,7 @@ public class BlobResource {
     }
 
     private static Identity identity(SyncRuntime.Parts parts, HttpHeaders headers, UriInfo uri) {
-        return parts.authenticator().authenticate(SyncResource.credentials(headers, uri))
+        return parts.authenticator().authenticate(RequestCredentials.of(headers, uri))
                 .orElseThrow(() -> new SyncException(ErrorCode.SYNC_AUTH_REQUIRED, "authentication required"));
     }
 

@@ -63,7 +63,7 @@ public class SegmentResource {
             }
             return signed(parts, segmentId, tokens.get(0), headers, served);
         }
-        Identity identity = runtime.authenticate(parts, SyncResource.credentials(headers, uri), "segment");
+        Identity identity = runtime.authenticate(parts, RequestCredentials.of(headers, uri), "segment");
         who[0] = identity.partition();
         who[1] = identity.actorId();
         byte[] bytes = parts.segmentDownload().download(identity, segmentId, headers.getHeaderString("X-Syncular-Scopes"));

@@ -156,6 +156,12 @@ class SyncFlowIT extends DatabaseIsolation {
         HttpResponse<String> wrongType = It.postBody(base.toURI().resolve("sync"), "text/plain", "hello");
         assertEquals(415, wrongType.statusCode());
         assertTrue(wrongType.body().contains("\"code\":\"sync.invalid_request\""), wrongType.body());
+        HttpResponse<String> get = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(base.toURI().resolve("sync")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(405, get.statusCode());
+        assertTrue(get.headers().firstValue("Allow").orElse("").contains("POST"), get.headers().toString());
+        assertTrue(get.body().contains("\"code\":\"sync.invalid_request\""), get.body());
 
         ResponseMessage unknown;
         try {

@@ -7,8 +7,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.WebSocket;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,7 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import syncular.jakarta.sync.bench.BenchSupport;
-import syncular.jakarta.sync.bench.WholeMessages;
+import syncular.jakarta.sync.bench.PlainWebSocket;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
@@ -39,11 +37,11 @@ import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
 
 /**
- * Commit-to-delta latency through real WebSockets (issue #8 benchmark; NOT a test). N {@code java.net.http}
- * WebSocket clients connect to {@code /realtime} of one server, each registers a subscription on one shared list by a
- * socket round (§8.7) and acks its cursor (the post-round ack, §8.2); then C one-row commits are pushed over HTTP to a
- * (possibly different) server, one every {@code interval} ms. t0 = just before each push is sent; t1 = when a socket
- * has received the whole delta message carrying that commitSeq. One latency per (socket, commit); every socket must
+ * Commit-to-delta latency through real WebSockets (issue #8 benchmark; NOT a test). N blocking WebSocket clients
+ * ({@link PlainWebSocket}, a thread each) connect to {@code /realtime} of one server, each registers a subscription
+ * on one shared list by a socket round (§8.7) and acks its cursor (the post-round ack, §8.2); then C one-row commits
+ * are pushed over HTTP to a (possibly different) server, one every {@code interval} ms. t0 = just before each push
+ * is sent; t1 = when a socket has received the whole delta message carrying that commitSeq. One latency per (socket, commit); every socket must
  * receive every commit, or the run reports what was missing. Also reports the server's memory per idle registered
  * connection (VmRSS and, after a forced GC through {@code jcmd}, heap used; before the sockets → after).
  *
@@ -54,30 +52,71 @@ import syncular.jakarta.wire.Subscription;
 public final class RealtimeSocketBench {
     private RealtimeSocketBench() { }
 
-    /** One client socket: hello, its round's response, then the arrival time of every delta by commitSeq. */
-    static final class Client extends WholeMessages {
-        final CompletableFuture<String> hello = new CompletableFuture<>();
-        final CompletableFuture<byte[]> round = new CompletableFuture<>();
+    /**
+     * One client socket on a thread of its own ({@link PlainWebSocket}, blocking): connects, reads {@code hello},
+     * registers by a socket round and acks its cursor, then records the arrival time of every delta by commitSeq
+     * until the connection ends. The JDK {@code WebSocket} handed every message between its selector and a callback
+     * thread, which at 1,000 sockets and 10,000 messages a second on the two cores the server also uses was part of
+     * what this benchmark measured.
+     */
+    static final class Client implements Runnable {
+        final URI uri;
+        final String clientId;
+        final Map<String, List<String>> scope;
+        final CompletableFuture<Void> registered = new CompletableFuture<>();
         final Map<Long, Long> arrivals = new ConcurrentHashMap<>();
         final AtomicInteger wakes = new AtomicInteger();
-        WebSocket ws;
+        volatile PlainWebSocket ws;
 
-        @Override
-        protected void onWholeText(String m) {
-            if (m.contains("\"hello\"")) hello.complete(m);
-            else if (m.contains("\"sync\"")) wakes.incrementAndGet();
+        Client(URI uri, String clientId, Map<String, List<String>> scope) {
+            this.uri = uri;
+            this.clientId = clientId;
+            this.scope = scope;
         }
 
         @Override
-        protected void onWholeBinary(byte[] message) {
-            long now = System.nanoTime();
-            if (message[0] == RealtimeControl.TAG_ROUND) {
-                round.complete(Arrays.copyOfRange(message, 1, message.length));
-            } else {
-                ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(message, 1, message.length));
-                for (ResponseFrame f : delta.frames()) {
-                    if (f instanceof CommitFrame c) arrivals.putIfAbsent(c.commitSeq(), now);
+        public void run() {
+            try (PlainWebSocket socket = PlainWebSocket.connect(uri, (int) TimeUnit.MINUTES.toMillis(10))) {
+                ws = socket;
+                PlainWebSocket.Message hello = socket.read();
+                if (!hello.isText() || !hello.text().contains("\"hello\"")) {
+                    throw new IOException("expected hello, got " + hello);
                 }
+                byte[] request = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(clientId, 1),
+                        new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS),
+                        new Subscription("s", "todos", scope, null, -1, null))));
+                byte[] tagged = new byte[request.length + 1];
+                tagged[0] = (byte) RealtimeControl.TAG_ROUND;
+                System.arraycopy(request, 0, tagged, 1, request.length);
+                socket.sendBinary(tagged);
+                long cursor = -1;
+                while (cursor < 0) {
+                    PlainWebSocket.Message m = socket.read();
+                    if (m.isText() || m.binary()[0] != RealtimeControl.TAG_ROUND) continue;
+                    ResponseMessage response = ResponseDecoder.decode(Arrays.copyOfRange(m.binary(), 1,
+                            m.binary().length));
+                    cursor = response.frames().stream().filter(SubEnd.class::isInstance)
+                            .mapToLong(f -> ((SubEnd) f).nextCursor()).findFirst().orElseThrow();
+                }
+                socket.sendText("{\"type\":\"ack\",\"cursor\":" + cursor + "}");
+                registered.complete(null);
+                while (true) {
+                    PlainWebSocket.Message m = socket.read();
+                    long now = System.nanoTime();
+                    if (m.isText()) {
+                        if (m.text().contains("\"sync\"")) wakes.incrementAndGet();
+                        continue;
+                    }
+                    if (m.binary()[0] == RealtimeControl.TAG_ROUND) continue;
+                    ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(m.binary(), 1,
+                            m.binary().length));
+                    for (ResponseFrame f : delta.frames()) {
+                        if (f instanceof CommitFrame c) arrivals.putIfAbsent(c.commitSeq(), now);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // the end of the run closes the socket (EOF, or the socket closed under the read)
+                registered.completeExceptionally(e);
             }
         }
     }
@@ -98,22 +137,13 @@ public final class RealtimeSocketBench {
         List<Client> clients = new ArrayList<>();
         long connectStart = System.nanoTime();
         for (int i = 0; i < sockets; i++) {
-            Client c = new Client();
             String clientId = list + "-c" + i;
             URI uri = URI.create(socketBase.toString().replaceFirst("^http", "ws") + "realtime?clientId=" + clientId);
-            c.ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(30)).buildAsync(uri, c)
-                    .get(60, TimeUnit.SECONDS);
-            c.hello.get(30, TimeUnit.SECONDS);
-            byte[] request = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(clientId, 1),
-                    new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS),
-                    new Subscription("s", "todos", scope, null, -1, null))));
-            ByteBuffer tagged = ByteBuffer.allocate(request.length + 1);
-            tagged.put((byte) RealtimeControl.TAG_ROUND).put(request).flip();
-            c.ws.sendBinary(tagged, true).get(30, TimeUnit.SECONDS);
-            ResponseMessage response = ResponseDecoder.decode(c.round.get(60, TimeUnit.SECONDS));
-            long cursor = response.frames().stream().filter(SubEnd.class::isInstance)
-                    .mapToLong(f -> ((SubEnd) f).nextCursor()).findFirst().orElseThrow();
-            c.ws.sendText("{\"type\":\"ack\",\"cursor\":" + cursor + "}", true).get(30, TimeUnit.SECONDS);
+            Client c = new Client(uri, clientId, scope);
+            Thread t = new Thread(null, c, "socket-" + i, 256 * 1024);
+            t.setDaemon(true);
+            t.start();
+            c.registered.get(60, TimeUnit.SECONDS);
             clients.add(c);
         }
         double connectSeconds = (System.nanoTime() - connectStart) / 1e9;
@@ -170,7 +200,7 @@ public final class RealtimeSocketBench {
                     (after[0] - before[0]) / (double) sockets, before[1] / 1024, after[1] / 1024,
                     (after[1] - before[1]) / (double) sockets);
         }
-        for (Client c : clients) c.ws.sendClose(WebSocket.NORMAL_CLOSURE, "bench done");
+        for (Client c : clients) c.ws.close();
         Thread.sleep(500);
     }
 

@@ -24,10 +24,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * driver shares with the server under test costs CPU every server then lacks (as its {@code HttpClient} did,
  * {@link PlainHttp}). Not thread-safe: one thread per connection.
  */
-final class PlainWebSocket implements AutoCloseable {
+public final class PlainWebSocket implements AutoCloseable {
     /** A whole message: text ({@code text} set) or binary ({@code binary} set). */
-    record Message(String text, byte[] binary) {
-        boolean isText() { return text != null; }
+    public record Message(String text, byte[] binary) {
+        public boolean isText() { return text != null; }
     }
 
     private static final String ACCEPT_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -42,7 +42,7 @@ final class PlainWebSocket implements AutoCloseable {
     }
 
     /** Connects to {@code uri} ({@code ws:} only) and completes the opening handshake. */
-    static PlainWebSocket connect(URI uri, int timeoutMs) throws IOException {
+    public static PlainWebSocket connect(URI uri, int timeoutMs) throws IOException {
         if (!"ws".equalsIgnoreCase(uri.getScheme())) throw new IllegalArgumentException("ws only: " + uri);
         int port = uri.getPort() > 0 ? uri.getPort() : 80;
         Socket s = new Socket();
@@ -100,7 +100,7 @@ final class PlainWebSocket implements AutoCloseable {
     }
 
     /** The next whole message; answers pings on the way; throws {@link EOFException} at a close frame. */
-    Message read() throws IOException {
+    public Message read() throws IOException {
         ByteArrayOutputStream joined = null;
         int opcode = -1;
         while (true) {
@@ -147,7 +147,10 @@ final class PlainWebSocket implements AutoCloseable {
     }
 
     /** One binary message, in one masked frame. */
-    void sendBinary(byte[] payload) throws IOException { send(0x2, payload); }
+    public void sendBinary(byte[] payload) throws IOException { send(0x2, payload); }
+
+    /** One text message, in one masked frame. */
+    public void sendText(String text) throws IOException { send(0x1, text.getBytes(StandardCharsets.UTF_8)); }
 
     private void send(int opcode, byte[] payload) throws IOException {
         out.write(0x80 | opcode);
