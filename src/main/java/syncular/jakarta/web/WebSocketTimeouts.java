@@ -7,8 +7,12 @@ import jakarta.servlet.ServletContextListener;
 import jakarta.servlet.annotation.WebListener;
 import java.lang.System.Logger.Level;
 import java.lang.reflect.Field;
+import java.util.concurrent.Delayed;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Gives the container's WebSocket sessions a plain scheduler for their idle-timeout task, where the container is
@@ -22,7 +26,10 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
  *
  * <p>At start this swaps the scheduler the Tyrus container hands its sessions for one of ours (one thread from the
  * container's managed thread factory, cancelled tasks removed at once); at stop it puts the container's back and
- * shuts ours down. The swap is by reflection on one field, so nothing here depends on Tyrus at compile time; on
+ * shuts ours down. Ours drops the idle-timeout tasks of sessions whose timeout is off: Tyrus schedules them with the
+ * timeout as the delay, 0, and such a task does nothing when it runs; scheduled, each one woke the scheduler's thread,
+ * once per frame sent or received: 10,000 wake-ups a second for ten commits a second to 1,000 sockets
+ * (docs/benchmarks.md, "Fanout"). The swap is by reflection on one field, so nothing here depends on Tyrus at compile time; on
  * another container (WildFly's Undertow) or a Tyrus without that field it does nothing and says so in the log.
  */
 @WebListener
@@ -50,8 +57,7 @@ public class WebSocketTimeouts implements ServletContextListener {
                     + ": its idle-timeout scheduling is left as it is");
             return;
         }
-        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, threads);
-        scheduler.setRemoveOnCancelPolicy(true);
+        ScheduledThreadPoolExecutor scheduler = new Scheduler(threads);
         try {
             f.setAccessible(true);
             Object before = f.get(websocket);
@@ -82,6 +88,43 @@ public class WebSocketTimeouts implements ServletContextListener {
             LOG.log(Level.DEBUG, "restoring Tyrus' scheduler failed", e);
         }
         ours.shutdownNow();
+    }
+
+    /** Tyrus' task that closes a session idle for its max idle timeout; a no-op when that timeout is off (≤ 0). */
+    static final String TYRUS_IDLE_TIMEOUT_TASK = "org.glassfish.tyrus.core.TyrusSession$IdleTimeoutCommand";
+
+    /**
+     * The sessions' scheduler: one thread, cancelled tasks removed at once, and an idle-timeout task scheduled with
+     * no delay (its session's timeout is the delay, so the timeout is off) not scheduled at all.
+     */
+    static final class Scheduler extends ScheduledThreadPoolExecutor {
+        Scheduler(ThreadFactory threads) {
+            super(1, threads);
+            setRemoveOnCancelPolicy(true);
+        }
+
+        @Override
+        public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+            if (delay <= 0 && command != null && command.getClass().getName().equals(TYRUS_IDLE_TIMEOUT_TASK)) {
+                return NOTHING_SCHEDULED;
+            }
+            return super.schedule(command, delay, unit);
+        }
+    }
+
+    /** What an idle-timeout task with its timeout off gets instead of a schedule: done, nothing to cancel. */
+    static final ScheduledFuture<Object> NOTHING_SCHEDULED = new NothingScheduled();
+
+    private static final class NothingScheduled implements ScheduledFuture<Object> {
+        @Override public long getDelay(TimeUnit unit) { return 0; }
+        @Override public int compareTo(Delayed o) {
+            return Long.compare(0, o.getDelay(TimeUnit.NANOSECONDS));
+        }
+        @Override public boolean cancel(boolean mayInterruptIfRunning) { return false; }
+        @Override public boolean isCancelled() { return false; }
+        @Override public boolean isDone() { return true; }
+        @Override public Object get() { return null; }
+        @Override public Object get(long timeout, TimeUnit unit) { return null; }
     }
 
     /** Tyrus' scheduler field, when {@code type} is (a subclass of) Tyrus' container; else null. */

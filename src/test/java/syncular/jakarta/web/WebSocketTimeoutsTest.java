@@ -101,6 +101,33 @@ class WebSocketTimeoutsTest {
     }
 
     @Test
+    void anIdleTimeoutTaskWithItsTimeoutOffIsNotScheduledAndEveryOtherTaskIs() throws Exception {
+        // Tyrus' own task, as a session with its timeout off schedules it: the timeout (0) as the delay
+        java.lang.reflect.Constructor<?> constructor = Class.forName(WebSocketTimeouts.TYRUS_IDLE_TIMEOUT_TASK)
+                .getDeclaredConstructor(org.glassfish.tyrus.core.TyrusSession.class);
+        constructor.setAccessible(true);
+        Runnable idle = (Runnable) constructor.newInstance((Object) null);
+        WebSocketTimeouts.Scheduler scheduler = new WebSocketTimeouts.Scheduler(THREADS);
+        try {
+            java.util.concurrent.ScheduledFuture<?> off = scheduler.schedule(idle, 0, TimeUnit.MILLISECONDS);
+            assertTrue(off.isDone() && !off.isCancelled());
+            assertTrue(!off.cancel(true), "nothing to cancel");
+            assertEquals(0, scheduler.getTaskCount(), "nothing queued, nothing run");
+
+            java.util.concurrent.ScheduledFuture<?> on = scheduler.schedule(idle, 60_000, TimeUnit.MILLISECONDS);
+            assertEquals(1, scheduler.getQueue().size(), "a timeout that is on is scheduled");
+            on.cancel(false);
+            assertEquals(0, scheduler.getQueue().size(), "and removed when cancelled");
+
+            java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
+            scheduler.schedule(() -> ran.set(true), 0, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+            assertTrue(ran.get(), "any other task without a delay runs");
+        } finally {
+            scheduler.shutdownNow();
+        }
+    }
+
+    @Test
     void anotherContainerOrNoneIsLeftAsItIs() {
         WebSocketTimeouts timeouts = new WebSocketTimeouts();
         timeouts.threads = THREADS;
