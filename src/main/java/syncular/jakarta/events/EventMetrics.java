@@ -15,6 +15,14 @@ import java.util.function.Consumer;
 public final class EventMetrics implements Consumer<EventRing.Sequenced> {
     private final MeterRegistry registry;
 
+    /**
+     * Meters by name and tag values, so an event costs a map read, not a registration lookup (Micrometer builds and
+     * sorts an id for every {@code register}; under load that was ~1.5 % of the server's CPU, on the request
+     * threads). Bounded: names and tag values are a fixed, low-cardinality set.
+     */
+    private final java.util.Map<String, Counter> counters = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<String, Timer> timers = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** The last batch's lag of each checkpoint still backfilling on this node. */
     private final java.util.Map<String, Long> backfillLag = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -100,12 +108,17 @@ public final class EventMetrics implements Consumer<EventRing.Sequenced> {
     }
 
     private Counter counter(String name, String help, String... tags) {
-        return Counter.builder(name).description(help).tags(tags).register(registry);
+        return counters.computeIfAbsent(key(name, tags),
+                k -> Counter.builder(name).description(help).tags(tags).register(registry));
     }
 
     private Timer timer(String name, String help, String... tags) {
-        return Timer.builder(name).description(help).tags(tags).publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(30))
-                .register(registry);
+        return timers.computeIfAbsent(key(name, tags), k -> Timer.builder(name).description(help).tags(tags)
+                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofSeconds(30)).register(registry));
+    }
+
+    private static String key(String name, String... tags) {
+        return tags.length == 0 ? name : name + '\u0000' + String.join("\u0000", tags);
     }
 }
