@@ -281,15 +281,13 @@ public final class BackfillRunner {
             }
             BackfillPass next = read.next;
             tx.saveBackfillPass(next);
-            long lockedAt = 0;
+            long[] lockedAt = new long[1];
             long seq = 0;
             if (!writes.isEmpty()) {
-                // last, and the lock on its own: pushes wait from here until the commit, so nothing else of the
-                // batch runs under it (the claim already holds the checkpoint row, as it always did), and the pacer
-                // bounds this hold, not the wait behind the pushes queued first (the push re-takes it at no cost)
-                tx.lockPartitionForPush();
-                lockedAt = System.nanoTime();
-                seq = push(tx, running, partition, def.name(), ccid, writes);
+                // last: pushes wait from the push's lock until the commit, so nothing else of the batch runs under
+                // it (the claim already holds the checkpoint row, as it always did); the pacer bounds the hold from
+                // when the lock was granted, not the wait behind the pushes queued first
+                seq = push(tx, running, partition, def.name(), ccid, writes, lockedAt);
             }
             if (next.batches() == 1 || next.batches() % PROGRESS_EVERY == 0 || next.exhausted()) {
                 LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: pass {2} ({3}) batch {4}, {5} rows "
@@ -298,7 +296,7 @@ public final class BackfillRunner {
                         next.exhausted() ? ", pass exhausted" : "");
             }
             return new Batch(Batch.Kind.WROTE, epoch, next.pass(), next.watermark(), read.rows.size(), writes.size(),
-                    writes.isEmpty() ? null : ccid, next.exhausted(), seq, lockedAt, next.passRows(),
+                    writes.isEmpty() ? null : ccid, next.exhausted(), seq, lockedAt[0], next.passRows(),
                     writes.stream().map(ProjectionWrite::table).distinct().sorted().toList());
         });
         boolean milestone = statisticsMilestone(batch.passRows() - batch.sourceRows(), batch.passRows());
@@ -365,7 +363,7 @@ public final class BackfillRunner {
                 List<ProjectionWrite> writes = read.rows.isEmpty() ? List.of() : def.step(read.rows);
                 if (!writes.isEmpty()) {
                     push(tx, running, partition, def.name(), epoch + ":" + tail.pass() + ":" + tail.positionKey(),
-                            writes);
+                            writes, new long[1]);
                 }
                 watermark = through;
                 at[1] = read.rows.size();
@@ -468,10 +466,11 @@ public final class BackfillRunner {
     /**
      * The batch's writes as one PUSH_COMMIT through the ordinary push path on THIS transaction (the lock, the gate,
      * the idempotency re-check and the append all land on the batch's connection), so the projection commit and the
-     * checkpoint advance cannot commit apart.
+     * checkpoint advance cannot commit apart. {@code lockedAt[0]}: when the push held the partition lock (its gate
+     * check runs right after the lock's round trip), {@link System#nanoTime()}.
      */
     private long push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
-                      List<ProjectionWrite> writes) {
+                      List<ProjectionWrite> writes, long[] lockedAt) {
         List<PushCommit.Operation> ops = new ArrayList<>(writes.size());
         for (ProjectionWrite w : writes) {
             TableSchema t = running.table(w.table()).orElseThrow(() -> new IllegalStateException(
@@ -494,7 +493,10 @@ public final class BackfillRunner {
                 new Identity(SYSTEM_ACTOR, partition, everything), clientId, WireVersion.V2);
         PushProcessor.Pushed pushed = processor.pushOn(tx, new PushProcessor.Batch(scope, running, everything,
                 List.of(new PushCommit(ccid, ops)),
-                underLock -> ServeGatePolicy.enforce(underLock, running.version(), declarations.covering(underLock))));
+                underLock -> {
+                    lockedAt[0] = System.nanoTime();
+                    ServeGatePolicy.enforce(underLock, running.version(), declarations.covering(underLock));
+                }));
         if (pushed.failure() != null) throw pushed.failure();
         PushProcessor.Outcome outcome = pushed.outcomes().get(0);
         if (outcome.result().status() == PushResult.Status.REJECTED) {

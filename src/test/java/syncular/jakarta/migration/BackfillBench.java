@@ -174,14 +174,20 @@ public final class BackfillBench {
         }
     }
 
-    /** Single-row pushes of source rows (new ids) through the push path, same partition, until stopped. */
+    /**
+     * Single-row pushes of source rows (new ids) through one push path, same partition, until stopped: {@code n}
+     * closed-loop clients of one node.
+     */
     static List<Thread> startWriters(PostgresServerStorage storage, CompiledSchema schema, String p, int n,
                                      AtomicBoolean stop, AtomicReference<List<Long>> latencies,
                                      java.util.function.LongConsumer served) {
         List<Thread> threads = new ArrayList<>();
         AtomicLong ids = new AtomicLong();
+        // one push path for all writers, as a node has one for all its requests: concurrent pushes to the partition
+        // are applied by its group commit, one lock acquisition per group (until 2026-12-05 each writer had its own
+        // processor, so every push took the partition lock alone, which no node does)
+        PushProcessor push = new PushProcessor(storage, System::currentTimeMillis, Validation.NONE, 1000);
         for (int w = 0; w < n; w++) {
-            PushProcessor push = new PushProcessor(storage, System::currentTimeMillis, Validation.NONE, 1000);
             int writer = w;
             Thread t = new Thread(() -> {
                 PushProcessor.RequestScope scope = new PushProcessor.RequestScope(new Identity("u", p),
