@@ -35,19 +35,22 @@ import syncular.jakarta.wire.RequestMessage;
 public class SyncServlet extends HttpServlet {
     private static final long serialVersionUID = 1L;
     public static final String MEDIA_TYPE = "application/vnd.syncular.sync.v2";
+    private static final String ALLOW = "POST, OPTIONS";
 
     @Inject
     transient SyncRuntime runtime;
 
-    /** POST, and OPTIONS as the container answers it; any other method is 405 with the catalog body. */
+    /** POST; OPTIONS says so (a CORS preflight is the CORS filter's); any other method is 405, the catalog body. */
     @Override
-    protected void service(HttpServletRequest req, HttpServletResponse res) throws IOException,
-            jakarta.servlet.ServletException {
+    protected void service(HttpServletRequest req, HttpServletResponse res) throws IOException {
         switch (req.getMethod()) {
             case "POST" -> doPost(req, res);
-            case "OPTIONS" -> doOptions(req, res);
+            case "OPTIONS" -> {
+                res.setHeader("Allow", ALLOW);
+                res.setStatus(HttpServletResponse.SC_OK);
+            }
             default -> {
-                res.setHeader("Allow", "POST, OPTIONS");
+                res.setHeader("Allow", ALLOW);
                 ErrorBodies.write(res, 405, ErrorCode.SYNC_INVALID_REQUEST, "POST an SSP2 request to this route", null);
             }
         }
@@ -113,7 +116,7 @@ public class SyncServlet extends HttpServlet {
             res.setStatus(HttpServletResponse.SC_OK);
             res.setContentType(MEDIA_TYPE);
             res.setHeader("Cache-Control", "no-store");
-            res.setHeader("Vary", "Accept-Encoding");
+            res.addHeader("Vary", "Accept-Encoding");   // added: the CORS filter may have said Vary: Origin
             if (coding == null) {
                 res.setContentLengthLong(spool.size());
                 spool.writeTo(res.getOutputStream());

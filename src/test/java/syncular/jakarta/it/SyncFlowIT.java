@@ -162,6 +162,12 @@ class SyncFlowIT extends DatabaseIsolation {
         assertEquals(405, get.statusCode());
         assertTrue(get.headers().firstValue("Allow").orElse("").contains("POST"), get.headers().toString());
         assertTrue(get.body().contains("\"code\":\"sync.invalid_request\""), get.body());
+        HttpResponse<String> options = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(base.toURI().resolve("sync"))
+                        .method("OPTIONS", java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, options.statusCode());
+        assertEquals("POST, OPTIONS", options.headers().firstValue("Allow").orElse(""));
 
         ResponseMessage unknown;
         try {
