@@ -29,8 +29,9 @@ import java.util.concurrent.TimeUnit;
  * shuts ours down. Ours drops the idle-timeout tasks of sessions whose timeout is off: Tyrus schedules them with the
  * timeout as the delay, 0, and such a task does nothing when it runs; scheduled, each one woke the scheduler's thread,
  * once per frame sent or received: 10,000 wake-ups a second for ten commits a second to 1,000 sockets
- * (docs/benchmarks.md, "Fanout"). The swap is by reflection on one field, so nothing here depends on Tyrus at compile time; on
- * another container (WildFly's Undertow) or a Tyrus without that field it does nothing and says so in the log.
+ * (docs/benchmarks.md, "Fanout"). The swap is by reflection on one field, so nothing here depends on Tyrus at
+ * compile time; on another container (WildFly's Undertow) or a Tyrus without that field it does nothing and says so
+ * in the log.
  */
 @WebListener
 public class WebSocketTimeouts implements ServletContextListener {

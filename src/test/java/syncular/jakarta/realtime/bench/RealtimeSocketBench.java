@@ -41,9 +41,10 @@ import syncular.jakarta.wire.Subscription;
  * ({@link PlainWebSocket}, a thread each) connect to {@code /realtime} of one server, each registers a subscription
  * on one shared list by a socket round (§8.7) and acks its cursor (the post-round ack, §8.2); then C one-row commits
  * are pushed over HTTP to a (possibly different) server, one every {@code interval} ms. t0 = just before each push
- * is sent; t1 = when a socket has received the whole delta message carrying that commitSeq. One latency per (socket, commit); every socket must
- * receive every commit, or the run reports what was missing. Also reports the server's memory per idle registered
- * connection (VmRSS and, after a forced GC through {@code jcmd}, heap used; before the sockets → after).
+ * is sent; t1 = when a socket has received the whole delta message carrying that commitSeq. One latency per
+ * (socket, commit); every socket must receive every commit, or the run reports what was missing. Also reports the
+ * server's memory per idle registered connection (VmRSS and, after a forced GC through {@code jcmd}, heap used;
+ * before the sockets → after).
  *
  * <p>Against servers with fixed auth and the demo schema (the {@code mvn -Prun} default): {@code java -cp
  * target/test-classes:target/classes syncular.jakarta.realtime.bench.RealtimeSocketBench <push base> <socket base>
