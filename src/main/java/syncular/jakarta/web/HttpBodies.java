@@ -3,8 +3,10 @@ package syncular.jakarta.web;
 import jakarta.ws.rs.core.Response;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.util.Locale;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
@@ -82,22 +84,39 @@ final class HttpBodies {
     record Encoded(byte[] bytes, String coding) { }
 
     static Encoded encode(byte[] body, String acceptEncoding) throws IOException {
-        if (body.length < MIN_COMPRESS_BYTES) return new Encoded(body, null);
-        if (accepts(acceptEncoding, "zstd")) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream(body.length / 4 + 64);
-            try (ZstdOutputStream z = new ZstdOutputStream(out)) {
-                z.write(body);
-            }
-            return new Encoded(out.toByteArray(), "zstd");
+        String coding = coding(body.length, acceptEncoding);
+        if (coding == null) return new Encoded(body, null);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(body.length / 4 + 64);
+        try (OutputStream encoded = encoding(out, coding)) {
+            encoded.write(body);
         }
-        if (accepts(acceptEncoding, "gzip")) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream(body.length / 4 + 64);
-            try (GZIPOutputStream gz = new GZIPOutputStream(out)) {
-                gz.write(body);
-            }
-            return new Encoded(out.toByteArray(), "gzip");
-        }
-        return new Encoded(body, null);
+        return new Encoded(out.toByteArray(), coding);
+    }
+
+    /**
+     * The content coding a body of {@code size} bytes goes out in for {@code acceptEncoding}: zstd, then gzip, or
+     * {@code null} for identity (a body below {@link #MIN_COMPRESS_BYTES}, or neither coding accepted).
+     */
+    static String coding(long size, String acceptEncoding) {
+        if (size < MIN_COMPRESS_BYTES) return null;
+        if (accepts(acceptEncoding, "zstd")) return "zstd";
+        return accepts(acceptEncoding, "gzip") ? "gzip" : null;
+    }
+
+    /**
+     * A stream that writes what it is given to {@code out} in {@code coding} ({@link #coding}: zstd or gzip). Closing
+     * it ends the coding and flushes {@code out} but leaves it open: a container's response stream stays the
+     * container's.
+     */
+    static OutputStream encoding(OutputStream out, String coding) throws IOException {
+        OutputStream kept = new FilterOutputStream(out) {
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException { out.write(b, off, len); }
+
+            @Override
+            public void close() throws IOException { out.flush(); }
+        };
+        return "zstd".equals(coding) ? new ZstdOutputStream(kept) : new GZIPOutputStream(kept, 64 * 1024);
     }
 
     private static boolean isZero(String q) {

@@ -8,8 +8,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.Optional;
-import java.util.zip.GZIPOutputStream;
-import io.airlift.compress.zstd.ZstdOutputStream;
 import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.sync.RequestOutcome;
@@ -110,9 +108,7 @@ public class SyncServlet extends HttpServlet {
     private static void respond(HttpServletResponse res, ResponseSpool spool, String acceptEncoding)
             throws IOException {
         try {
-            boolean large = spool.size() >= HttpBodies.MIN_COMPRESS_BYTES;
-            String coding = !large ? null : HttpBodies.accepts(acceptEncoding, "zstd") ? "zstd"
-                    : HttpBodies.accepts(acceptEncoding, "gzip") ? "gzip" : null;
+            String coding = HttpBodies.coding(spool.size(), acceptEncoding);
             res.setStatus(HttpServletResponse.SC_OK);
             res.setContentType(MEDIA_TYPE);
             res.setHeader("Cache-Control", "no-store");
@@ -123,22 +119,8 @@ public class SyncServlet extends HttpServlet {
                 return;
             }
             res.setHeader("Content-Encoding", coding);
-            OutputStream out = res.getOutputStream();
-            if ("zstd".equals(coding)) {
-                // closing the zstd stream writes its last block; the container's stream stays the container's
-                ZstdOutputStream z = new ZstdOutputStream(new java.io.FilterOutputStream(out) {
-                    @Override
-                    public void write(byte[] b, int off, int len) throws IOException { out.write(b, off, len); }
-
-                    @Override
-                    public void close() throws IOException { out.flush(); }
-                });
-                spool.writeTo(z);
-                z.close();
-            } else {
-                GZIPOutputStream gz = new GZIPOutputStream(out, 64 * 1024);
-                spool.writeTo(gz);
-                gz.finish();
+            try (OutputStream encoded = HttpBodies.encoding(res.getOutputStream(), coding)) {
+                spool.writeTo(encoded);
             }
         } finally {
             spool.close();
