@@ -86,10 +86,7 @@ public final class RealtimeSocketBench {
                 byte[] request = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(clientId, 1),
                         new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS),
                         new Subscription("s", "todos", scope, null, -1, null))));
-                byte[] tagged = new byte[request.length + 1];
-                tagged[0] = (byte) RealtimeControl.TAG_ROUND;
-                System.arraycopy(request, 0, tagged, 1, request.length);
-                socket.sendBinary(tagged);
+                socket.sendTagged(RealtimeControl.TAG_ROUND, request);
                 long cursor = -1;
                 while (cursor < 0) {
                     PlainWebSocket.Message m = socket.read();

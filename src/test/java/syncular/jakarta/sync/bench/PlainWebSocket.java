@@ -146,8 +146,13 @@ public final class PlainWebSocket implements AutoCloseable {
         return b;
     }
 
-    /** One binary message, in one masked frame. */
-    public void sendBinary(byte[] payload) throws IOException { send(0x2, payload); }
+    /** One binary message, in one masked frame: a realtime tag (SPEC §8.7: 0x01 a round), then {@code payload}. */
+    public void sendTagged(int tag, byte[] payload) throws IOException {
+        byte[] tagged = new byte[payload.length + 1];
+        tagged[0] = (byte) tag;
+        System.arraycopy(payload, 0, tagged, 1, payload.length);
+        send(0x2, tagged);
+    }
 
     /** One text message, in one masked frame. */
     public void sendText(String text) throws IOException { send(0x1, text.getBytes(StandardCharsets.UTF_8)); }

@@ -12,6 +12,7 @@ import syncular.jakarta.wire.ErrorFrame;
 import syncular.jakarta.wire.MessageScanner;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.RealtimeControl;
 import syncular.jakarta.wire.ReqHeader;
 import syncular.jakarta.wire.RequestEncoder;
 import syncular.jakarta.wire.RequestMessage;
@@ -148,10 +149,7 @@ public final class ReconnectStormBench {
                         new PullHeader(200, 10_000, 1, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
                         new Subscription("storm", "tasks", Map.of("project_id", List.of(PROJECT)), null, cursor,
                                 token))));
-                byte[] tagged = new byte[body.length + 1];
-                tagged[0] = 0x01;
-                System.arraycopy(body, 0, tagged, 1, body.length);
-                ws.sendBinary(tagged);
+                ws.sendTagged(RealtimeControl.TAG_ROUND, body);
                 for (ResponseFrame f : roundResponse().frames()) {
                     if (f instanceof ErrorFrame e) throw new IllegalStateException("round error " + e.code());
                     if (f instanceof SubEnd e) {
