@@ -44,13 +44,15 @@ import syncular.jakarta.wire.WireVersion;
  * <p>One batch is ONE transaction, in this order: {@code pg_try_advisory_xact_lock} on (partition, name) — not
  * acquired means another transaction runs this checkpoint's batch, so skip; claim (owner epoch + 1); read the pass
  * position; read up to the pacer's batch size of source rows after it; the definition's step; the writes through the
- * ordinary push path ({@link PushProcessor}, partition lock, serve gate on that connection, idempotency, writer
- * version) as the reserved client {@code ["backfill",<name>]} with a system actor holding a wildcard grant and the
- * deterministic clientCommitId {@code <owner_epoch>:<pass>:<position>}, last, so pushes wait for nothing else of the
- * batch (issue 21), after {@code tx.advanceCheckpoint} with the pass's watermark and the new pass position. All of
- * it commits together or not at all: a crash rolls the whole batch back,
- * claim included, and the next tick redoes exactly that batch. Transaction-scoped locks only: a session lock would
- * survive {@code close()} on a pooled connection (ARCHITECTURE, STYLE §6.6).
+ * push path ({@link PushProcessor#pushRowsFirst}: the projection rows read, locked and written first, then the
+ * partition lock, serve gate on that connection, idempotency re-check, writer version and the append) as the
+ * reserved client {@code ["backfill",<name>]} with a system actor holding a wildcard grant and the deterministic
+ * clientCommitId {@code <owner_epoch>:<pass>:<position>}, last, so pushes wait for nothing else of the batch than
+ * its append (issue 21), after {@code tx.advanceCheckpoint} with the pass's watermark and the new pass position. All
+ * of it commits together or not at all: a crash rolls the whole batch back, claim included, and the next tick redoes
+ * exactly that batch. A batch whose rows a push wants gives way ({@link #yielded}): rolled back, redone by the next
+ * tick. Transaction-scoped locks only: a session lock would survive {@code close()} on a pooled connection
+ * (ARCHITECTURE, STYLE §6.6).
  *
  * <p>Positions: the watermark is {@code sourceCoverageSeq} captured when a pass starts, passed unchanged to every
  * advance of the pass and to the activation. When a pass is exhausted the runner activates: {@code stale} (a source
@@ -216,11 +218,30 @@ public final class BackfillRunner {
                 }
             } catch (RuntimeException e) {
                 if (rethrow) throw e;
+                if (yielded(e)) {
+                    // a push wanted one of the batch's rows, or the lock took longer than the yield timeout: the
+                    // push went first, as it must; nothing of the batch committed
+                    LOG.log(System.Logger.Level.INFO, "backfill batch of {0} in partition {1} yielded to a push "
+                            + "({2}) and rolled back; the next tick retries it", p.name(), p.partition(), e);
+                    continue;
+                }
                 LOG.log(System.Logger.Level.WARNING, "backfill batch of " + p.name() + " in partition "
                         + p.partition() + " failed and rolled back; the next tick retries it", e);
             }
         }
         return new Tick(batches, skipped, activated, stale, unverifiable);
+    }
+
+    /**
+     * Whether a batch failed because it gave way to a push ({@link PushProcessor#pushRowsFirst}): a row changed
+     * between its read and its write, or its yield timeout ended a lock wait. The container may wrap either.
+     */
+    static boolean yielded(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof PushProcessor.RowsChanged) return true;
+            if (t instanceof StorageException s && s.code() == StorageErrorCode.LOCK_NOT_AVAILABLE) return true;
+        }
+        return false;
     }
 
     /** Runs until every checkpoint this process declares is activated or {@code maxTicks} ticks passed. */
@@ -287,7 +308,7 @@ public final class BackfillRunner {
                 // last: pushes wait from the push's lock until the commit, so nothing else of the batch runs under
                 // it (the claim already holds the checkpoint row, as it always did); the pacer bounds the hold from
                 // when the lock was granted, not the wait behind the pushes queued first
-                seq = push(tx, running, partition, def.name(), ccid, writes, lockedAt);
+                seq = push(tx, running, partition, def.name(), ccid, writes, lockedAt, true);
             }
             if (next.batches() == 1 || next.batches() % PROGRESS_EVERY == 0 || next.exhausted()) {
                 LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: pass {2} ({3}) batch {4}, {5} rows "
@@ -363,7 +384,7 @@ public final class BackfillRunner {
                 List<ProjectionWrite> writes = read.rows.isEmpty() ? List.of() : def.step(read.rows);
                 if (!writes.isEmpty()) {
                     push(tx, running, partition, def.name(), epoch + ":" + tail.pass() + ":" + tail.positionKey(),
-                            writes, new long[1]);
+                            writes, new long[1], false);
                 }
                 watermark = through;
                 at[1] = read.rows.size();
@@ -464,13 +485,14 @@ public final class BackfillRunner {
     }
 
     /**
-     * The batch's writes as one PUSH_COMMIT through the ordinary push path on THIS transaction (the lock, the gate,
-     * the idempotency re-check and the append all land on the batch's connection), so the projection commit and the
-     * checkpoint advance cannot commit apart. {@code lockedAt[0]}: when the push held the partition lock (its gate
-     * check runs right after the lock's round trip), {@link System#nanoTime()}.
+     * The batch's writes as one PUSH_COMMIT through the push path on THIS transaction (the lock, the gate, the
+     * idempotency re-check and the append all land on the batch's connection), so the projection commit and the
+     * checkpoint advance cannot commit apart; {@code rowsFirst}: its row writes before the partition lock (a batch),
+     * else all of it under the lock the caller holds (the activation's close-out). {@code lockedAt[0]}: when the push
+     * held the partition lock (its gate check runs right after the lock's round trip), {@link System#nanoTime()}.
      */
     private long push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
-                      List<ProjectionWrite> writes, long[] lockedAt) {
+                      List<ProjectionWrite> writes, long[] lockedAt, boolean rowsFirst) {
         List<PushCommit.Operation> ops = new ArrayList<>(writes.size());
         for (ProjectionWrite w : writes) {
             TableSchema t = running.table(w.table()).orElseThrow(() -> new IllegalStateException(
@@ -491,12 +513,13 @@ public final class BackfillRunner {
         String clientId = clientId(name);
         PushProcessor.RequestScope scope = new PushProcessor.RequestScope(
                 new Identity(SYSTEM_ACTOR, partition, everything), clientId, WireVersion.V2);
-        PushProcessor.Pushed pushed = processor.pushOn(tx, new PushProcessor.Batch(scope, running, everything,
+        PushProcessor.Batch batch = new PushProcessor.Batch(scope, running, everything,
                 List.of(new PushCommit(ccid, ops)),
                 underLock -> {
                     lockedAt[0] = System.nanoTime();
                     ServeGatePolicy.enforce(underLock, running.version(), declarations.covering(underLock));
-                }));
+                });
+        PushProcessor.Pushed pushed = rowsFirst ? processor.pushRowsFirst(tx, batch) : processor.pushOn(tx, batch);
         if (pushed.failure() != null) throw pushed.failure();
         PushProcessor.Outcome outcome = pushed.outcomes().get(0);
         if (outcome.result().status() == PushResult.Status.REJECTED) {

@@ -42,6 +42,26 @@ public interface StorageTransaction {
                              boolean tombstones);
 
     /**
+     * Rows first (a backfill batch, issue 21): before the partition lock, the stored results of {@code commits}, the
+     * rows of {@code rows} locked {@code FOR UPDATE} where they exist (and, with {@code tombstones}, which have a
+     * tombstone), in one round trip; then {@link #writeRowsIfUnchanged} and only then {@link #lockForPush}. Such a
+     * transaction takes row locks before the partition lock, the reverse of every push, so from here on each of its
+     * lock waits, the partition lock's included, gives up within a yield timeout shorter than PostgreSQL's deadlock
+     * check with {@link StorageErrorCode#LOCK_NOT_AVAILABLE}: when a push waits for one of its rows while holding the
+     * partition lock, this transaction is the one that fails, never the push. The preamble has no gate and no head.
+     */
+    PushPreamble lockRowsForPush(Collection<PushKey> commits, Collection<RowKey> rows, boolean tombstones);
+
+    /**
+     * Rows first, after {@link #lockRowsForPush}: every write now, in one round trip, each row as its write expects
+     * it (a write at version 1 only where the row is still absent, a later one only over the version below it). Each
+     * row at most once, a delete only of a row the read found.
+     * {@code false} when a row was not (a push inserted it after the read): the caller must roll back, as writes of
+     * the other rows and the scope index may have happened.
+     */
+    boolean writeRowsIfUnchanged(List<RowWrite> writes);
+
+    /**
      * Under the push lock: the current candidate commit is complete (applied or rejected) and stays; the next
      * candidate's writes get a savepoint of their own, taken in front of its first write, so its rejection rolls back
      * only its own writes.

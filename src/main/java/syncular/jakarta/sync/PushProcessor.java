@@ -157,6 +157,71 @@ public final class PushProcessor {
     }
 
     /**
+     * Pushes {@code batch}, one commit, on {@code tx} as {@link #pushOn} does, but with its row writes made BEFORE
+     * the partition lock (issue 21: a backfill batch, whose projection rows nothing else writes before activation):
+     * the rows are read and locked ({@link StorageTransaction#lockRowsForPush}), the operations decided against
+     * them and written ({@link StorageTransaction#writeRowsIfUnchanged}), and only then the lock, the gate and the
+     * append, so the partition's other pushes wait for the append alone, not for the row writes. Where that does not
+     * apply it is {@link #pushOn}: validators or declared references read the candidate state, a row is written
+     * twice, or the commit is stored already. Whatever it wrote must not commit unless the commit is applied, so a
+     * gate refusal or an append refused after the row writes throws; so does {@link RowsChanged}, and the yield
+     * timeout's {@link StorageErrorCode#LOCK_NOT_AVAILABLE}: the caller rolls back and tries again later.
+     */
+    public Pushed pushRowsFirst(StorageTransaction tx, Batch batch) {
+        if (batch.commits().size() != 1) throw new IllegalArgumentException("rows first pushes one commit");
+        Batch b = batch.withBlobsLookedUp(blobs, clock.nowMs());
+        PushCommit commit = b.commits().get(0);
+        if (validation.begin() != null || DeclaredReferences.involved(b.schema(), commit)) {
+            return applyAll(tx, List.of(b)).get(0);
+        }
+        PushKey key = new PushKey(b.request().clientId(), commit.clientCommitId());
+        Set<RowKey> targets = new LinkedHashSet<>();
+        for (PushCommit.Operation op : commit.operations()) {
+            if (b.schema().table(op.table()).isPresent() && StorableInput.rowId(0, op.rowId()) == null) {
+                targets.add(new RowKey(op.table(), op.rowId()));
+            }
+        }
+        boolean sparse = WireVersion.hasSparsePayloads(b.request().wireVersion());
+        PushPreamble read = tx.lockRowsForPush(List.of(key), targets, sparse);
+        if (!read.existing().isEmpty() || !read.unreadable().isEmpty()) return applyAll(tx, List.of(b)).get(0);
+        Rows rows = new Rows(tx, read, targets, sparse);
+        Candidate staged = stage(tx, b, commit, rows);
+        boolean written = false;
+        if (staged.terminated() == null) {
+            Set<RowKey> distinct = new java.util.HashSet<>();
+            for (RowWrite w : staged.writes()) {
+                distinct.add(new RowKey(w.table(), w instanceof RowWrite.Upsert u ? u.row().rowId()
+                        : ((RowWrite.Delete) w).rowId()));
+            }
+            if (distinct.size() < staged.writes().size()) return applyAll(tx, List.of(b)).get(0);
+            if (!tx.writeRowsIfUnchanged(staged.writes())) throw new RowsChanged(commit.clientCommitId());
+            written = true;
+        }
+        PushPreamble locked = tx.lockForPush(b.schema().version(), List.of(key), List.of(), false);
+        b.gate().check(locked.gate());
+        if (locked.existing().containsKey(key) || locked.unreadable().contains(key)) {
+            throw new RowsChanged(commit.clientCommitId());   // stored meanwhile by another transaction
+        }
+        Decided d = finish(tx, b.request().clientId(), commit, rows, staged, false);
+        if (written && d.outcome().result().status() == PushResult.Status.REJECTED) {
+            throw new IllegalStateException("commit " + commit.clientCommitId()
+                    + " was refused at its append after its rows were written: " + d.outcome().result().results());
+        }
+        long head = d.outcome().appliedCommitSeq() > 0 ? d.outcome().appliedCommitSeq() : locked.maxCommitSeq();
+        return new Pushed(List.of(d.outcome()), null, head, locked.horizonSeq());
+    }
+
+    /**
+     * A rows-first push found a row other than its read left it (a push inserted it meanwhile), or its commit stored
+     * by another transaction: nothing it wrote may commit; its transaction rolls back and is tried again.
+     */
+    public static final class RowsChanged extends RuntimeException {
+        RowsChanged(String clientCommitId) {
+            super("a row of commit " + clientCommitId + " changed between its rows-first read and write");
+        }
+    }
+
+    /**
      * The leader's work for one group: one transaction; if it fails for any reason but the lock timeout, each
      * request's commits again, each commit in a transaction of its own, so one request's failure is only its own.
      */
@@ -364,6 +429,18 @@ public final class PushProcessor {
      * append with the applied result; or the rejection.
      */
     private Decided applyCommit(StorageTransaction tx, Batch b, PushCommit commit, Rows rows) {
+        return finish(tx, b.request().clientId(), commit, rows, stage(tx, b, commit, rows), true);
+    }
+
+    /**
+     * A commit's operations decided against {@code rows}: its row writes ({@code null}: made at once, validators or
+     * declared references read the candidate state), its append and applied result, or the rejection that ended it.
+     */
+    private record Candidate(List<RowWrite> writes, NewCommit append, StoredPushResult applied,
+                          OperationResult terminated, long createdAtMs) { }
+
+    /** The operations, declared references and commit validator of {@link #applyCommit}, up to the append. */
+    private Candidate stage(StorageTransaction tx, Batch b, PushCommit commit, Rows rows) {
         Identity id = b.request().identity();
         String clientId = b.request().clientId();
         WriteSemantics semantics = WriteSemantics.of(b.request().wireVersion());
@@ -409,15 +486,29 @@ public final class PushProcessor {
         } catch (StorageException e) {
             terminated = refusal(e, results.size(), commit);
         }
+        if (terminated != null) return new Candidate(writes, null, null, terminated, createdAtMs);
+        // the seq is a placeholder: the append writes the allocated one into the stored result
+        StoredPushResult applied = new StoredPushResult(StoredPushResult.Status.APPLIED, 0L, createdAtMs,
+                UUID.randomUUID().toString(), results);
+        return new Candidate(writes, new NewCommit(clientId, commit.clientCommitId(), id.actorId(), createdAtMs, changes),
+                applied, null, createdAtMs);
+    }
+
+    /**
+     * The append of a {@link #stage staged} commit with its row writes (unless {@code withWrites} is false: they were
+     * made before), or its rejection, stored.
+     */
+    private static Decided finish(StorageTransaction tx, String clientId, PushCommit commit, Rows rows,
+                                  Candidate staged, boolean withWrites) {
+        OperationResult terminated = staged.terminated();
         if (terminated == null) {
-            // the seq is a placeholder: the append writes the allocated one into the stored result
-            StoredPushResult applied = new StoredPushResult(StoredPushResult.Status.APPLIED, 0L, createdAtMs,
-                    UUID.randomUUID().toString(), results);
-            NewCommit append = new NewCommit(clientId, commit.clientCommitId(), id.actorId(), createdAtMs, changes);
+            StoredPushResult applied = staged.applied();
+            NewCommit append = staged.append();
             try {
-                long seq = writes == null ? tx.appendCommit(append, applied) : tx.applyCommit(writes, append, applied);
-                StoredPushResult stored = new StoredPushResult(StoredPushResult.Status.APPLIED, seq, createdAtMs,
-                        applied.cacheIdentity(), results);
+                long seq = staged.writes() == null || !withWrites ? tx.appendCommit(append, applied)
+                        : tx.applyCommit(staged.writes(), append, applied);
+                StoredPushResult stored = new StoredPushResult(StoredPushResult.Status.APPLIED, seq,
+                        applied.recordedAtMs(), applied.cacheIdentity(), applied.results());
                 rows.applied();
                 return new Decided(stored, outcome(commit.clientCommitId(), stored, false));
             } catch (StorageException e) {
@@ -430,7 +521,7 @@ public final class PushProcessor {
             }
         }
         rows.rejected();
-        StoredPushResult rejected = new StoredPushResult(StoredPushResult.Status.REJECTED, null, createdAtMs,
+        StoredPushResult rejected = new StoredPushResult(StoredPushResult.Status.REJECTED, null, staged.createdAtMs(),
                 UUID.randomUUID().toString(), List.of(terminated));
         tx.rejectPush(clientId, commit.clientCommitId(), rejected);
         return new Decided(rejected, outcome(commit.clientCommitId(), rejected, false));

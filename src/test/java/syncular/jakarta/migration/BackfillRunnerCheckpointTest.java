@@ -245,6 +245,153 @@ class BackfillRunnerCheckpointTest {
         }
     }
 
+    /** A client's v2 push of one {@code task_titles} row, as a node's request pushes it; {@code gate} under the lock. */
+    syncular.jakarta.sync.PushProcessor.Pushed pushTitle(syncular.jakarta.storage.StorageTransaction tx, String id,
+                                                          String title,
+                                                          syncular.jakarta.sync.PushProcessor.TransactionGate gate) {
+        byte[] payload = RowCodec.encode(v2.table("task_titles").orElseThrow().descriptors(),
+                new Object[] {id, "p1", title});
+        Map<String, List<String>> allowed = Map.of("project_id", List.of("p1"));
+        var scope = new syncular.jakarta.sync.PushProcessor.RequestScope(
+                new syncular.jakarta.host.Identity("actor-2", partition, allowed), "client-2",
+                syncular.jakarta.wire.WireVersion.V2);
+        var processor = new syncular.jakarta.sync.PushProcessor(storage, clock::get,
+                syncular.jakarta.sync.Validation.NONE, 100);
+        return processor.pushOn(tx, new syncular.jakarta.sync.PushProcessor.Batch(scope, v2, allowed,
+                List.of(new syncular.jakarta.wire.PushCommit("title-" + id, List.of(
+                        syncular.jakarta.wire.PushCommit.Operation.upsert("task_titles", id, null, payload)))),
+                gate));
+    }
+
+    /** Waits until some other session of the database waits for a lock (the batch, here). */
+    void awaitLockWaiter() throws Exception {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")) {
+            while (System.nanoTime() < deadline) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) > 0) return;
+                }
+                Thread.sleep(5);
+            }
+        }
+        throw new AssertionError("nobody waited for a lock");
+    }
+
+    /** task_titles' change log for {@code id}: the row versions in commit order, with their client ids. */
+    List<String> titleChanges(String id) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT ch.row_version, co.client_id FROM sync_changes ch JOIN sync_commits co ON "
+                        + "co.partition = ch.partition AND co.commit_seq = ch.commit_seq WHERE ch.partition = ? "
+                        + "AND ch.tbl = 'task_titles' AND ch.row_id = ? ORDER BY ch.commit_seq, ch.idx")) {
+            ps.setString(1, partition);
+            ps.setString(2, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.add(rs.getLong(1) + " " + rs.getString(2));
+            }
+        }
+        return out;
+    }
+
+    long titleVersion(String id) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT _sync_server_version FROM task_titles WHERE _sync_partition = ? AND _sync_row_id = ?")) {
+            ps.setString(1, partition);
+            ps.setString(2, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        }
+    }
+
+    @Test
+    void aPushThatWantsARowTheBatchWroteBeforeTheLockGoesFirstAndTheBatchIsRedone() throws Exception {
+        // the batch writes its projection rows, then waits for the partition lock, which a client's push holds;
+        // that push then writes one of those rows: a deadlock, which the batch must lose, never the push
+        BackfillRunner runner = migrate(10);
+        var clientPushed = new java.util.concurrent.CompletableFuture<syncular.jakarta.sync.PushProcessor.Pushed>();
+        var clientLocked = new java.util.concurrent.CountDownLatch(1);
+        Thread client = new Thread(() -> {
+            try {
+                clientPushed.complete(storage.inTransaction(partition, tx -> pushTitle(tx, "t100", "from a client",
+                        gate -> {
+                            clientLocked.countDown();
+                            try {
+                                awaitLockWaiter();   // the batch: its rows written, waiting for this lock
+                            } catch (Exception e) {
+                                throw new IllegalStateException(e);
+                            }
+                        })));
+            } catch (RuntimeException e) {
+                clientPushed.completeExceptionally(e);
+            }
+        });
+        client.start();
+        assertTrue(clientLocked.await(20, java.util.concurrent.TimeUnit.SECONDS));
+        StorageException yielded = assertThrows(StorageException.class,
+                () -> runner.runBatch(partition, new ColumnCopyProjection(NAME, 2, "tasks", "task_titles")));
+        var pushed = clientPushed.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        client.join();
+
+        assertEquals(StorageErrorCode.LOCK_NOT_AVAILABLE, yielded.code(), "the batch's yield timeout ended its wait");
+        assertTrue(BackfillRunner.yielded(yielded));
+        assertEquals(null, pushed.failure(), "the client's push is never the victim");
+        assertEquals(syncular.jakarta.wire.PushResult.Status.APPLIED, pushed.outcomes().get(0).result().status());
+        assertEquals(List.of(), backfillCommitIds(), "nothing of it committed");
+        assertEquals(List.of("1 client-2"), titleChanges("t100"));
+        assertEquals(1, titleVersion("t100"));
+
+        assertTrue(runner.runToCompletion(10) > 0, "redone, and activated");
+        assertEquals(sources(), projection(), "the projection is the source's, the client's title overwritten");
+        assertEquals(List.of("1 client-2", "2 " + CLIENT), titleChanges("t100"), "one version after the other");
+        assertEquals(2, titleVersion("t100"));
+        assertEquals(List.of("1 " + CLIENT), titleChanges("t101"));
+    }
+
+    @Test
+    void aRowAPushInsertedBetweenTheBatchsReadAndItsWriteSendsTheBatchBack() throws Exception {
+        // the client's push has written t100 but not committed when the batch reads (absent) and writes it (the
+        // insert waits for the push); then the push commits: the batch's write finds a row it did not read
+        BackfillRunner runner = migrate(10);
+        var clientPushed = new java.util.concurrent.CompletableFuture<syncular.jakarta.sync.PushProcessor.Pushed>();
+        var clientWrote = new java.util.concurrent.CountDownLatch(1);
+        Thread client = new Thread(() -> {
+            try {
+                clientPushed.complete(storage.inTransaction(partition, tx -> {
+                    var p = pushTitle(tx, "t100", "from a client", gate -> { });
+                    tx.getRow("task_titles", "t100");   // sends its staged writes
+                    clientWrote.countDown();
+                    try {
+                        awaitLockWaiter();   // the batch's insert of t100 waits for this transaction
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return p;
+                }));
+            } catch (RuntimeException e) {
+                clientPushed.completeExceptionally(e);
+            }
+        });
+        client.start();
+        assertTrue(clientWrote.await(20, java.util.concurrent.TimeUnit.SECONDS));
+        RuntimeException yielded = assertThrows(syncular.jakarta.sync.PushProcessor.RowsChanged.class,
+                () -> runner.runBatch(partition, new ColumnCopyProjection(NAME, 2, "tasks", "task_titles")));
+        var pushed = clientPushed.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        client.join();
+
+        assertTrue(BackfillRunner.yielded(yielded), "the batch found t100 changed and rolled back");
+        assertEquals(null, pushed.failure());
+        assertEquals(syncular.jakarta.wire.PushResult.Status.APPLIED, pushed.outcomes().get(0).result().status());
+        assertEquals(List.of(), backfillCommitIds());
+        assertEquals(1, titleVersion("t100"));
+
+        assertTrue(runner.runToCompletion(10) > 0);
+        assertEquals(sources(), projection());
+        assertEquals(List.of("1 client-2", "2 " + CLIENT), titleChanges("t100"));
+    }
+
     @Test
     void aPausedBackfillWritesNothingUntilResumedAndARetryRunsOneBatchNow() throws Exception {
         BackfillRunner runner = migrate(10);

@@ -99,7 +99,18 @@ public final class PostgresServerStorage implements ServerStorage {
         this.runner = runner;
         this.installer = new SchemaInstaller(dataSource, runner, clock);
         this.lockForPushSql = "SET LOCAL lock_timeout = " + lockTimeoutMs + ";\n" + CommitLogSql.LOCK_PARTITION_FOR_PUSH;
+        this.yieldingLockTimeoutSql = "SELECT set_config('lock_timeout', greatest(1, least(" + lockTimeoutMs
+                + ", floor(extract(epoch FROM current_setting('deadlock_timeout')::interval) * 250)))::bigint::text,"
+                + " true)";
     }
+
+    /**
+     * The lock timeout of a transaction that takes row locks before the partition lock
+     * ({@link syncular.jakarta.storage.StorageTransaction#lockRowsForPush}): the push's, at most a quarter of the
+     * server's {@code deadlock_timeout}, so that in a cycle with a push it gives up before PostgreSQL's deadlock
+     * check runs (the check fails the waiter whose timer fires, which would be the push). Transaction-local.
+     */
+    final String yieldingLockTimeoutSql;
 
     /** The push lock with this storage's lock timeout in front of it: still one round trip. */
     final String lockForPushSql;

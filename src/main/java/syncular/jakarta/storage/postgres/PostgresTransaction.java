@@ -69,6 +69,11 @@ final class PostgresTransaction implements StorageTransaction {
     private boolean isolationPending = true;
     /** The partition lock is held (the savepoint state below is only kept under it). */
     private boolean locked;
+    /**
+     * Row locks were taken before the partition lock ({@link #lockRowsForPush}): the transaction keeps its yielding
+     * lock timeout for the partition lock too.
+     */
+    private boolean yielding;
     /** The push savepoint exists. */
     private boolean savepoint;
     /** The savepoint marks the start of the current candidate commit (else it is taken before its first write). */
@@ -233,7 +238,8 @@ final class PostgresTransaction implements StorageTransaction {
             idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
         }
         List<RowTable> tables = new ArrayList<>();
-        StringBuilder sql = new StringBuilder(storage.lockForPushSql).append(";\n")
+        StringBuilder sql = new StringBuilder(yielding ? CommitLogSql.LOCK_PARTITION_FOR_PUSH : storage.lockForPushSql)
+                .append(";\n")
                 .append(CommitLogSql.READ_SERVE_GATE).append(";\n").append(CommitLogSql.GET_PUSH_RESULTS_OF);
         for (String table : idsByTable.keySet()) {
             RowTable t = storage.table(table);
@@ -300,6 +306,115 @@ final class PostgresTransaction implements StorageTransaction {
         });
         locked(lockedRow[0]);
         return new PushPreamble(gate[0], existing, unreadable, rows, tombstones, head, lockedRow[1]);
+    }
+
+    @Override
+    public PushPreamble lockRowsForPush(Collection<PushKey> commits, Collection<RowKey> rowKeys,
+                                        boolean withTombstones) {
+        if (locked) throw new IllegalStateException("lockRowsForPush comes before the partition lock");
+        Map<String, List<String>> idsByTable = new LinkedHashMap<>();
+        for (RowKey k : new LinkedHashSet<>(rowKeys)) {
+            idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
+        }
+        List<RowTable> tables = new ArrayList<>();
+        StringBuilder sql = new StringBuilder(storage.yieldingLockTimeoutSql).append(";\n")
+                .append(CommitLogSql.GET_PUSH_RESULTS_OF);
+        for (String table : idsByTable.keySet()) {
+            RowTable t = storage.table(table);
+            tables.add(t);
+            sql.append(";\n").append(t.selectRowsSql).append(" FOR UPDATE");
+        }
+        List<RowKey> keys = withTombstones ? new ArrayList<>(new LinkedHashSet<>(rowKeys)) : List.of();
+        if (!keys.isEmpty()) sql.append(";\n").append(CommitLogSql.TOMBSTONES_OF);
+        List<PushKey> pairs = List.copyOf(new LinkedHashSet<>(commits));
+        Map<PushKey, StoredPushResult> existing = new HashMap<>();
+        Set<PushKey> unreadable = new java.util.HashSet<>();
+        Map<RowKey, StoredRow> rows = new HashMap<>();
+        Set<RowKey> tombstones = new java.util.HashSet<>();
+        run(sql.toString(), (ps, i) -> {
+            ps.setArray(i++, c.createArrayOf("text", pairs.stream().map(PushKey::clientId).toArray()));
+            ps.setArray(i++, c.createArrayOf("text", pairs.stream().map(PushKey::clientCommitId).toArray()));
+            ps.setString(i++, partition);
+            for (RowTable t : tables) {
+                ps.setString(i++, partition);
+                ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
+            }
+            if (!keys.isEmpty()) {
+                ps.setString(i++, partition);
+                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::table).toArray()));
+                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::rowId).toArray()));
+            }
+            return i;
+        }, (index, rs) -> {
+            // result sets: 0 = the timeout, 1 = the stored results, 2.. = rows per table, then the tombstones
+            if (index == 1) {
+                while (rs.next()) {
+                    PushKey key = new PushKey(rs.getString(1), rs.getString(2));
+                    try {
+                        existing.put(key, StoredJson.parsePushResult(rs.getString(3)));
+                    } catch (StorageException e) {
+                        if (e.code() != StorageErrorCode.IDEMPOTENCY_CACHE_MISS) throw e;
+                        unreadable.add(key);
+                    }
+                }
+            } else if (index == 2 + tables.size()) {
+                while (rs.next()) tombstones.add(new RowKey(rs.getString(1), rs.getString(2)));
+            } else if (index >= 2) {
+                String table = tables.get(index - 2).schema.name();
+                while (rs.next()) {
+                    StoredRow row = PostgresServerStorage.versionedRowFrom(rs);
+                    rows.put(new RowKey(table, row.rowId()), row);
+                }
+            }
+        });
+        yielding = true;
+        return new PushPreamble(null, existing, unreadable, rows, tombstones, 0, 0);
+    }
+
+    @Override
+    public boolean writeRowsIfUnchanged(List<RowWrite> writes) {
+        if (!yielding || locked) throw new IllegalStateException("writeRowsIfUnchanged follows lockRowsForPush");
+        Map<String, LinkedHashMap<String, RowWrite>> byTable = new LinkedHashMap<>();
+        for (RowWrite w : writes) {
+            String id = w instanceof RowWrite.Upsert u ? u.row().rowId() : ((RowWrite.Delete) w).rowId();
+            if (byTable.computeIfAbsent(w.table(), t -> new LinkedHashMap<>()).put(id, w) != null) {
+                throw new IllegalArgumentException("rows first writes each row once: " + w.table() + " " + id);
+            }
+        }
+        List<Statement> statements = new ArrayList<>();
+        List<Integer> expected = new ArrayList<>();   // per statement: the rows its count must show, -1 for none
+        for (Map.Entry<String, LinkedHashMap<String, RowWrite>> e : byTable.entrySet()) {
+            RowTable t = storage.table(e.getKey());
+            List<StoredRow> upserts = new ArrayList<>();
+            List<String> deletes = new ArrayList<>();
+            for (RowWrite w : e.getValue().values()) {
+                if (w instanceof RowWrite.Upsert u) {
+                    upserts.add(u.row());
+                } else {
+                    // a delete is of a row the read found, so locked: it is still as read
+                    deletes.add(((RowWrite.Delete) w).rowId());
+                }
+            }
+            if (!upserts.isEmpty()) {
+                statements.add(new Statement(t.upsertManyIfUnchangedSql,
+                        (ps, i) -> t.bindUpsertMany(ps, i, partition, upserts)));
+                expected.add(upserts.size());
+            }
+            if (!deletes.isEmpty()) {
+                statements.add(new Statement(t.deleteManySql, (ps, i) -> t.bindDeleteMany(ps, i, partition, deletes)));
+                expected.add(-1);
+            }
+        }
+        if (statements.isEmpty()) return true;
+        boolean[] unchanged = {true};
+        run(statements.stream().map(Statement::sql).collect(java.util.stream.Collectors.joining(";\n")), (ps, i) -> {
+            for (Statement st : statements) i = st.binder().bind(ps, i);
+            return i;
+        }, (index, rs) -> {
+            int want = expected.get(index);
+            if (want >= 0 && (!rs.next() || rs.getLong(1) != want)) unchanged[0] = false;
+        });
+        return unchanged[0];
     }
 
     // ------------------------------------------------------------ reads

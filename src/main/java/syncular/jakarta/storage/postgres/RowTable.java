@@ -59,6 +59,12 @@ final class RowTable {
     final String deleteSql;
     /** {@link #upsertSql} and {@link #deleteSql} for many rows at once (a push group's staged writes). */
     final String upsertManySql;
+    /**
+     * {@link #upsertManySql} where each row must still be as its write was computed from: an existing row is only
+     * updated from the version one below the written one, and a row written at version 1 must still be absent (the
+     * write is skipped otherwise). Same parameters; its count tells how many rows were written.
+     */
+    final String upsertManyIfUnchangedSql;
     final String deleteManySql;
     final String selectRowSql;
     /** {@link #selectRowSql} for many ids at once (a push's prefetch). Params: partition, rowIds[]. */
@@ -78,7 +84,8 @@ final class RowTable {
         this.createDdl = buildCreateDdl();
         this.upsertSql = buildUpsertSql();
         this.deleteSql = buildDeleteSql();
-        this.upsertManySql = buildUpsertManySql();
+        this.upsertManySql = buildUpsertManySql(false);
+        this.upsertManyIfUnchangedSql = buildUpsertManySql(true);
         this.deleteManySql = buildDeleteManySql();
         this.selectRowSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
                 + ", " + q(COLUMN_VERSIONS) + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
@@ -242,7 +249,7 @@ final class RowTable {
      * replacement for all of them (params: see {@link #bindUpsertMany}). Its text does not depend on how many rows,
      * so one prepared statement serves every group.
      */
-    private String buildUpsertManySql() {
+    private String buildUpsertManySql(boolean ifUnchanged) {
         List<String> names = new ArrayList<>();
         List<String> selects = new ArrayList<>();
         List<String> arrays = new ArrayList<>();
@@ -283,6 +290,7 @@ final class RowTable {
                 + "  SELECT " + String.join(", ", selects) + "\n"
                 + "    FROM unnest(" + String.join(", ", arrays) + ") AS w(" + String.join(", ", aliases) + ")\n"
                 + "  ON CONFLICT (" + q(PARTITION) + ", " + q(ROW_ID) + ") DO UPDATE SET " + String.join(", ", updates)
+                + (ifUnchanged ? " WHERE " + quoted + "." + q(VERSION) + " = EXCLUDED." + q(VERSION) + " - 1" : "")
                 + " RETURNING 1),\n"
                 + """
                 s AS (SELECT v.row_id, v.var, v.value
