@@ -489,7 +489,7 @@ public final class BackfillRunner {
      * idempotency re-check and the append all land on the batch's connection), so the projection commit and the
      * checkpoint advance cannot commit apart; {@code rowsFirst}: its row writes before the partition lock (a batch),
      * else all of it under the lock the caller holds (the activation's close-out). {@code lockedAt[0]}: when the push
-     * held the partition lock (its gate check runs right after the lock's round trip), {@link System#nanoTime()}.
+     * took the partition lock ({@link PushProcessor.Pushed#lockedAtNanos}).
      */
     private long push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
                       List<ProjectionWrite> writes, long[] lockedAt, boolean rowsFirst) {
@@ -515,11 +515,9 @@ public final class BackfillRunner {
                 new Identity(SYSTEM_ACTOR, partition, everything), clientId, WireVersion.V2);
         PushProcessor.Batch batch = new PushProcessor.Batch(scope, running, everything,
                 List.of(new PushCommit(ccid, ops)),
-                underLock -> {
-                    lockedAt[0] = System.nanoTime();
-                    ServeGatePolicy.enforce(underLock, running.version(), declarations.covering(underLock));
-                });
+                underLock -> ServeGatePolicy.enforce(underLock, running.version(), declarations.covering(underLock)));
         PushProcessor.Pushed pushed = rowsFirst ? processor.pushRowsFirst(tx, batch) : processor.pushOn(tx, batch);
+        lockedAt[0] = pushed.lockedAtNanos();
         if (pushed.failure() != null) throw pushed.failure();
         PushProcessor.Outcome outcome = pushed.outcomes().get(0);
         if (outcome.result().status() == PushResult.Status.REJECTED) {

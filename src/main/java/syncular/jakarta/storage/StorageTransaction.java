@@ -62,6 +62,15 @@ public interface StorageTransaction {
     boolean writeRowsIfUnchanged(List<RowWrite> writes);
 
     /**
+     * Rows first, after {@link #writeRowsIfUnchanged}: the partition lock (the yield timeout still bounds its wait),
+     * the serve gate, the stored result of {@code key}, and the append of {@code commit} with its applied result, in
+     * ONE round trip, so the lock is held for that statement and the COMMIT only. The gate and the stored result are
+     * checked on the answer: when either forbids the commit, the caller must roll back. No push follows on this
+     * transaction.
+     */
+    LockedAppend lockAndAppend(int runningSchemaVersion, PushKey key, NewCommit commit, StoredPushResult applied);
+
+    /**
      * Under the push lock: the current candidate commit is complete (applied or rejected) and stays; the next
      * candidate's writes get a savepoint of their own, taken in front of its first write, so its rejection rolls back
      * only its own writes.

@@ -16,6 +16,7 @@ import syncular.jakarta.storage.BlobStore;
 import syncular.jakarta.schema.ColumnSchema;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
+import syncular.jakarta.storage.LockedAppend;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.OperationResult;
 import syncular.jakarta.storage.PushKey;
@@ -129,12 +130,19 @@ public final class PushProcessor {
 
     /**
      * What the push phase produced for one request: an outcome per commit in order, up to a {@code failure} (null
-     * when none) that ended the request's push phase after them; and the partition's commit-log head and horizon
-     * under the lock, which a pull of the same request reads through.
+     * when none) that ended the request's push phase after them; the partition's commit-log head and horizon
+     * under the lock, which a pull of the same request reads through; and when its transaction took the partition
+     * lock, by {@link System#nanoTime()} (0 when unknown; a backfill's pacer bounds its hold from there).
      */
-    public record Pushed(List<Outcome> outcomes, RuntimeException failure, long maxCommitSeq, long horizonSeq) {
+    public record Pushed(List<Outcome> outcomes, RuntimeException failure, long maxCommitSeq, long horizonSeq,
+                         long lockedAtNanos) {
         public Pushed {
             outcomes = List.copyOf(outcomes);
+        }
+
+        /** Without the lock's time (a push that did not get it, or whose caller does not ask). */
+        Pushed(List<Outcome> outcomes, RuntimeException failure, long maxCommitSeq, long horizonSeq) {
+            this(outcomes, failure, maxCommitSeq, horizonSeq, 0);
         }
     }
 
@@ -186,29 +194,42 @@ public final class PushProcessor {
         if (!read.existing().isEmpty() || !read.unreadable().isEmpty()) return applyAll(tx, List.of(b)).get(0);
         Rows rows = new Rows(tx, read, targets, sparse);
         Candidate staged = stage(tx, b, commit, rows);
-        boolean written = false;
-        if (staged.terminated() == null) {
-            Set<RowKey> distinct = new java.util.HashSet<>();
-            for (RowWrite w : staged.writes()) {
-                distinct.add(new RowKey(w.table(), w instanceof RowWrite.Upsert u ? u.row().rowId()
-                        : ((RowWrite.Delete) w).rowId()));
-            }
-            if (distinct.size() < staged.writes().size()) return applyAll(tx, List.of(b)).get(0);
-            if (!tx.writeRowsIfUnchanged(staged.writes())) throw new RowsChanged(commit.clientCommitId());
-            written = true;
+        if (staged.terminated() != null) {   // rejected before any write: stored as a push stores it, under the lock
+            PushPreamble locked = tx.lockForPush(b.schema().version(), List.of(key), List.of(), false);
+            long lockedAt = System.nanoTime();
+            b.gate().check(locked.gate());
+            Decided d = finish(tx, b.request().clientId(), commit, rows, staged);
+            return new Pushed(List.of(d.outcome()), null, locked.maxCommitSeq(), locked.horizonSeq(), lockedAt);
         }
-        PushPreamble locked = tx.lockForPush(b.schema().version(), List.of(key), List.of(), false);
-        b.gate().check(locked.gate());
-        if (locked.existing().containsKey(key) || locked.unreadable().contains(key)) {
-            throw new RowsChanged(commit.clientCommitId());   // stored meanwhile by another transaction
+        Set<RowKey> distinct = new java.util.HashSet<>();
+        for (RowWrite w : staged.writes()) {
+            distinct.add(new RowKey(w.table(), w instanceof RowWrite.Upsert u ? u.row().rowId()
+                    : ((RowWrite.Delete) w).rowId()));
         }
-        Decided d = finish(tx, b.request().clientId(), commit, rows, staged, false);
-        if (written && d.outcome().result().status() == PushResult.Status.REJECTED) {
-            throw new IllegalStateException("commit " + commit.clientCommitId()
-                    + " was refused at its append after its rows were written: " + d.outcome().result().results());
+        if (distinct.size() < staged.writes().size()) return applyAll(tx, List.of(b)).get(0);
+        if (!tx.writeRowsIfUnchanged(staged.writes())) throw new RowsChanged(commit.clientCommitId());
+        LockedAppend appended;
+        try {
+            appended = tx.lockAndAppend(b.schema().version(), key, staged.append(), staged.applied());
+        } catch (StorageException e) {
+            if (e.code() == StorageErrorCode.WRITER_FENCE_REJECTED) throw behindTheFence();
+            throw e;
         }
-        long head = d.outcome().appliedCommitSeq() > 0 ? d.outcome().appliedCommitSeq() : locked.maxCommitSeq();
-        return new Pushed(List.of(d.outcome()), null, head, locked.horizonSeq());
+        long lockedAt = System.nanoTime() - appended.heldNanos();
+        b.gate().check(appended.gate());   // a refusal throws: nothing of the transaction may commit
+        if (appended.stored()) throw new RowsChanged(commit.clientCommitId());   // by another transaction meanwhile
+        StoredPushResult applied = staged.applied();
+        StoredPushResult stored = new StoredPushResult(StoredPushResult.Status.APPLIED, appended.commitSeq(),
+                applied.recordedAtMs(), applied.cacheIdentity(), applied.results());
+        rows.applied();
+        return new Pushed(List.of(outcome(commit.clientCommitId(), stored, false)), null, appended.commitSeq(),
+                appended.horizonSeq(), lockedAt);
+    }
+
+    /** This process runs an older schema than the partition's fence: it is behind, not broken. */
+    private static SyncException behindTheFence() {
+        return new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
+                "the partition is fenced for a newer schema version; this server is behind", "{}");
     }
 
     /**
@@ -313,6 +334,7 @@ public final class PushProcessor {
         int running = group.get(0).schema().version();
         boolean sparse = group.stream().anyMatch(b -> WireVersion.hasSparsePayloads(b.request().wireVersion()));
         PushPreamble pre = tx.lockForPush(running, keys, prefetch, sparse);
+        long lockedAt = System.nanoTime();
         Rows rows = new Rows(tx, pre, prefetch, sparse);
         Map<PushKey, StoredPushResult> decided = new HashMap<>(pre.existing());
         long head = pre.maxCommitSeq();
@@ -350,7 +372,7 @@ public final class PushProcessor {
         }
         List<Pushed> out = new ArrayList<>();
         for (int i = 0; i < group.size(); i++) {
-            out.add(new Pushed(outcomes.get(i), failures.get(i), head, pre.horizonSeq()));
+            out.add(new Pushed(outcomes.get(i), failures.get(i), head, pre.horizonSeq(), lockedAt));
         }
         return out;
     }
@@ -429,7 +451,7 @@ public final class PushProcessor {
      * append with the applied result; or the rejection.
      */
     private Decided applyCommit(StorageTransaction tx, Batch b, PushCommit commit, Rows rows) {
-        return finish(tx, b.request().clientId(), commit, rows, stage(tx, b, commit, rows), true);
+        return finish(tx, b.request().clientId(), commit, rows, stage(tx, b, commit, rows));
     }
 
     /**
@@ -494,29 +516,22 @@ public final class PushProcessor {
                 applied, null, createdAtMs);
     }
 
-    /**
-     * The append of a {@link #stage staged} commit with its row writes (unless {@code withWrites} is false: they were
-     * made before), or its rejection, stored.
-     */
+    /** The append of a {@link #stage staged} commit with its row writes, or its rejection, stored. */
     private static Decided finish(StorageTransaction tx, String clientId, PushCommit commit, Rows rows,
-                                  Candidate staged, boolean withWrites) {
+                                  Candidate staged) {
         OperationResult terminated = staged.terminated();
         if (terminated == null) {
             StoredPushResult applied = staged.applied();
             NewCommit append = staged.append();
             try {
-                long seq = staged.writes() == null || !withWrites ? tx.appendCommit(append, applied)
+                long seq = staged.writes() == null ? tx.appendCommit(append, applied)
                         : tx.applyCommit(staged.writes(), append, applied);
                 StoredPushResult stored = new StoredPushResult(StoredPushResult.Status.APPLIED, seq,
                         applied.recordedAtMs(), applied.cacheIdentity(), applied.results());
                 rows.applied();
                 return new Decided(stored, outcome(commit.clientCommitId(), stored, false));
             } catch (StorageException e) {
-                if (e.code() == StorageErrorCode.WRITER_FENCE_REJECTED) {
-                    // This process runs an older schema than the partition's fence: it is behind, not broken.
-                    throw new SyncException(ErrorCode.SYNC_SCHEMA_NOT_READY,
-                            "the partition is fenced for a newer schema version; this server is behind", "{}");
-                }
+                if (e.code() == StorageErrorCode.WRITER_FENCE_REJECTED) throw behindTheFence();
                 terminated = refusal(e, e.opIndex().orElse(0), commit);
             }
         }

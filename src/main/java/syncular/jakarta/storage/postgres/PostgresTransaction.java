@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 import syncular.jakarta.storage.ActivationOutcome;
 import syncular.jakarta.storage.BackfillPass;
+import syncular.jakarta.storage.LockedAppend;
 import syncular.jakarta.storage.NewCommit;
 import syncular.jakarta.storage.PushKey;
 import syncular.jakarta.storage.PushPreamble;
@@ -633,16 +634,33 @@ final class PostgresTransaction implements StorageTransaction {
         }
         List<Statement> before = new ArrayList<>();
         for (RowWrite w : writes) before.add(writeStatement(w));
-        ChangeArrays changes = new ChangeArrays();
-        changes.add(0, commit);   // the seq comes from the statement's own commit row
         CommitLogSql.Numbering numbering = locked ? CommitLogSql.Numbering.GIVEN : CommitLogSql.Numbering.ALLOCATE;
-        long given = head + 1;
-        String resultJson = applied == null ? null : StoredJson.pushResult(applied);
         StringBuilder sql = new StringBuilder();
         for (Statement st : before) sql.append(st.sql).append(";\n");
         sql.append(CommitLogSql.appendCommit(numbering, applied != null));
+        Binder append = appendBinder(numbering, head + 1, commit, applied);
         Binder binder = (ps, i) -> {
             for (Statement st : before) i = st.binder.bind(ps, i);
+            return append.bind(ps, i);
+        };
+        long[] seq = new long[1];
+        write(sql.toString(), binder, (index, rs) -> {
+            if (index == before.size()) {   // the row writes' own result sets come first
+                rs.next();
+                seq[0] = rs.getLong(1);
+            }
+        });
+        if (numbering == CommitLogSql.Numbering.GIVEN) head = seq[0];   // written back by finish()
+        return seq[0];
+    }
+
+    /** Binds {@link CommitLogSql#appendCommit}; {@code given}: the seq of a {@code GIVEN} numbering. */
+    private Binder appendBinder(CommitLogSql.Numbering numbering, long given, NewCommit commit,
+                                StoredPushResult applied) {
+        ChangeArrays changes = new ChangeArrays();
+        changes.add(0, commit);   // the seq comes from the statement's own commit row
+        String resultJson = applied == null ? null : StoredJson.pushResult(applied);
+        return (ps, i) -> {
             if (numbering == CommitLogSql.Numbering.ALLOCATE) {
                 ps.setString(i++, partition);
                 ps.setString(i++, partition);
@@ -665,15 +683,55 @@ final class PostgresTransaction implements StorageTransaction {
             }
             return i;
         };
-        long[] seq = new long[1];
-        write(sql.toString(), binder, (index, rs) -> {
-            if (index == before.size()) {   // the row writes' own result sets come first
-                rs.next();
-                seq[0] = rs.getLong(1);
+    }
+
+    @Override
+    public LockedAppend lockAndAppend(int runningSchemaVersion, PushKey key, NewCommit commit,
+                                      StoredPushResult applied) {
+        if (!yielding || locked) throw new IllegalStateException("lockAndAppend follows writeRowsIfUnchanged");
+        if (applied.status() != StoredPushResult.Status.APPLIED) {
+            throw new IllegalArgumentException("lockAndAppend stores an applied result");
+        }
+        // the lock, its time, the gate, the stored result, the append (which numbers the commit from the locked
+        // head and writes the head itself), and the time again, pipelined: the checks are made on the answers
+        String sql = String.join(";\n", CommitLogSql.LOCK_PARTITION, CommitLogSql.CLOCK_MICROS,
+                CommitLogSql.READ_SERVE_GATE, CommitLogSql.GET_PUSH_RESULTS_OF,
+                CommitLogSql.appendCommit(CommitLogSql.Numbering.ALLOCATE, true), CommitLogSql.CLOCK_MICROS);
+        Binder append = appendBinder(CommitLogSql.Numbering.ALLOCATE, 0, commit, applied);
+        long[] row = new long[5];   // head, horizon, locked at, seq, appended at
+        ServeGate[] gate = new ServeGate[1];
+        boolean[] stored = new boolean[1];
+        run(sql, (ps, i) -> {
+            ps.setString(i++, partition);
+            ps.setString(i++, partition);
+            ps.setString(i++, partition);
+            ps.setInt(i++, runningSchemaVersion);
+            ps.setArray(i++, c.createArrayOf("text", new String[] {key.clientId()}));
+            ps.setArray(i++, c.createArrayOf("text", new String[] {key.clientCommitId()}));
+            ps.setString(i++, partition);
+            return append.bind(ps, i);
+        }, (index, rs) -> {
+            // result sets: 0 = the FOR UPDATE row, 1 = its time, 2 = the gate, 3 = the stored result, 4 = the
+            // append's seq, 5 = its time
+            switch (index) {
+                case 0 -> {
+                    if (rs.next()) {
+                        row[0] = rs.getLong(1);
+                        row[1] = rs.getLong(2);
+                    }
+                }
+                case 1 -> row[2] = rs.next() ? rs.getLong(1) : 0;
+                case 2 -> gate[0] = PostgresServerStorage.serveGateFrom(rs);
+                case 3 -> stored[0] = rs.next();
+                case 4 -> row[3] = rs.next() ? rs.getLong(1) : 0;
+                case 5 -> row[4] = rs.next() ? rs.getLong(1) : 0;
+                default -> { }
             }
         });
-        if (numbering == CommitLogSql.Numbering.GIVEN) head = seq[0];   // written back by finish()
-        return seq[0];
+        locked(row[0]);
+        head = row[3];
+        publishedHead = row[3];   // the allocating append wrote the head and queued its notice
+        return new LockedAppend(gate[0], stored[0], row[3], row[1], Math.max(0, row[4] - row[2]) * 1_000);
     }
 
     @Override
