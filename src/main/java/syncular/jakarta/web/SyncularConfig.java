@@ -119,7 +119,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
     /**
      * {@code syncular.backfill.*} (issue 7): {@code enabled} (default true) runs this node's backfill timer (a
      * process with the runner off still declares its definitions and serves past them); {@code batch-size}
-     * (default 500) source rows per batch transaction at most; {@code max-push-wait-ms} (default 5, issue 21) how
+     * (default 1000) source rows per batch transaction at most; {@code max-push-wait-ms} (default 5, issue 21) how
      * long a batch's rows may hold the partition's push lock (beyond the fixed part every push pays) while others
      * push to it; {@code interval-ms} (default 1000) between a
      * node's ticks, each of which starts the node's drain unless one runs ({@link BackfillWorker}); {@code pause-ms}
@@ -472,7 +472,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
 
     private static BackfillSettings backfill(Config config) {
         boolean enabled = parsed(config, "syncular.backfill.enabled", SyncularConfig::bool, "true or false").orElse(true);
-        long batch = positive(config, "syncular.backfill.batch-size", 500);
+        long batch = positive(config, "syncular.backfill.batch-size", 1000);
         if (batch > 10_000) throw new ConfigException("syncular.backfill.batch-size must be at most 10000");
         long interval = positive(config, "syncular.backfill.interval-ms", 1000);
         long maxPushWait = positive(config, "syncular.backfill.max-push-wait-ms", 5);
