@@ -44,7 +44,7 @@ public interface StorageTransaction {
     /**
      * Rows first (a backfill batch, issue 21): before the partition lock, the stored results of {@code commits}, the
      * rows of {@code rows} locked {@code FOR UPDATE} where they exist (and, with {@code tombstones}, which have a
-     * tombstone), in one round trip; then {@link #writeRowsIfUnchanged} and only then {@link #lockForPush}. Such a
+     * tombstone), in one round trip; then {@link #writeRowsIfUnchanged} and only then {@link #lockAndAppend}. Such a
      * transaction takes row locks before the partition lock, the reverse of every push, so from here on each of its
      * lock waits, the partition lock's included, gives up within a yield timeout shorter than PostgreSQL's deadlock
      * check with {@link StorageErrorCode#LOCK_NOT_AVAILABLE}: when a push waits for one of its rows while holding the

@@ -193,35 +193,36 @@ public final class PushProcessor {
         PushPreamble read = tx.lockRowsForPush(List.of(key), targets, sparse);
         if (!read.existing().isEmpty() || !read.unreadable().isEmpty()) return applyAll(tx, List.of(b)).get(0);
         Rows rows = new Rows(tx, read, targets, sparse);
-        Candidate staged = stage(tx, b, commit, rows);
-        if (staged.terminated() != null) {   // rejected before any write: stored as a push stores it, under the lock
+        Candidate candidate = stage(tx, b, commit, rows);
+        if (candidate.terminated() != null) {   // rejected before any write: stored as a push stores it, under the lock
             PushPreamble locked = tx.lockForPush(b.schema().version(), List.of(key), List.of(), false);
             long lockedAt = System.nanoTime();
             b.gate().check(locked.gate());
-            Decided d = finish(tx, b.request().clientId(), commit, rows, staged);
+            Decided d = finish(tx, b.request().clientId(), commit, rows, candidate);
             return new Pushed(List.of(d.outcome()), null, locked.maxCommitSeq(), locked.horizonSeq(), lockedAt);
         }
         Set<RowKey> distinct = new java.util.HashSet<>();
-        for (RowWrite w : staged.writes()) {
+        for (RowWrite w : candidate.writes()) {
             distinct.add(new RowKey(w.table(), w instanceof RowWrite.Upsert u ? u.row().rowId()
                     : ((RowWrite.Delete) w).rowId()));
         }
-        if (distinct.size() < staged.writes().size()) return applyAll(tx, List.of(b)).get(0);
-        if (!tx.writeRowsIfUnchanged(staged.writes())) throw new RowsChanged(commit.clientCommitId());
+        if (distinct.size() < candidate.writes().size()) return applyAll(tx, List.of(b)).get(0);
+        if (!tx.writeRowsIfUnchanged(candidate.writes())) {
+            throw new RowsChanged(commit.clientCommitId(), "a row changed between its read and its write");
+        }
         LockedAppend appended;
         try {
-            appended = tx.lockAndAppend(b.schema().version(), key, staged.append(), staged.applied());
+            appended = tx.lockAndAppend(b.schema().version(), key, candidate.append(), candidate.applied());
         } catch (StorageException e) {
             if (e.code() == StorageErrorCode.WRITER_FENCE_REJECTED) throw behindTheFence();
             throw e;
         }
         long lockedAt = System.nanoTime() - appended.heldNanos();
         b.gate().check(appended.gate());   // a refusal throws: nothing of the transaction may commit
-        if (appended.stored()) throw new RowsChanged(commit.clientCommitId());   // by another transaction meanwhile
-        StoredPushResult applied = staged.applied();
+        if (appended.stored()) throw new RowsChanged(commit.clientCommitId(), "another transaction stored it");
+        StoredPushResult applied = candidate.applied();
         StoredPushResult stored = new StoredPushResult(StoredPushResult.Status.APPLIED, appended.commitSeq(),
                 applied.recordedAtMs(), applied.cacheIdentity(), applied.results());
-        rows.applied();
         return new Pushed(List.of(outcome(commit.clientCommitId(), stored, false)), null, appended.commitSeq(),
                 appended.horizonSeq(), lockedAt);
     }
@@ -237,8 +238,8 @@ public final class PushProcessor {
      * by another transaction: nothing it wrote may commit; its transaction rolls back and is tried again.
      */
     public static final class RowsChanged extends RuntimeException {
-        RowsChanged(String clientCommitId) {
-            super("a row of commit " + clientCommitId + " changed between its rows-first read and write");
+        RowsChanged(String clientCommitId, String what) {
+            super("rows-first commit " + clientCommitId + ": " + what);
         }
     }
 
@@ -459,7 +460,7 @@ public final class PushProcessor {
      * declared references read the candidate state), its append and applied result, or the rejection that ended it.
      */
     private record Candidate(List<RowWrite> writes, NewCommit append, StoredPushResult applied,
-                          OperationResult terminated, long createdAtMs) { }
+                             OperationResult terminated, long createdAtMs) { }
 
     /** The operations, declared references and commit validator of {@link #applyCommit}, up to the append. */
     private Candidate stage(StorageTransaction tx, Batch b, PushCommit commit, Rows rows) {
@@ -512,20 +513,20 @@ public final class PushProcessor {
         // the seq is a placeholder: the append writes the allocated one into the stored result
         StoredPushResult applied = new StoredPushResult(StoredPushResult.Status.APPLIED, 0L, createdAtMs,
                 UUID.randomUUID().toString(), results);
-        return new Candidate(writes, new NewCommit(clientId, commit.clientCommitId(), id.actorId(), createdAtMs, changes),
-                applied, null, createdAtMs);
+        NewCommit append = new NewCommit(clientId, commit.clientCommitId(), id.actorId(), createdAtMs, changes);
+        return new Candidate(writes, append, applied, null, createdAtMs);
     }
 
     /** The append of a {@link #stage staged} commit with its row writes, or its rejection, stored. */
     private static Decided finish(StorageTransaction tx, String clientId, PushCommit commit, Rows rows,
-                                  Candidate staged) {
-        OperationResult terminated = staged.terminated();
+                                  Candidate candidate) {
+        OperationResult terminated = candidate.terminated();
         if (terminated == null) {
-            StoredPushResult applied = staged.applied();
-            NewCommit append = staged.append();
+            StoredPushResult applied = candidate.applied();
+            NewCommit append = candidate.append();
             try {
-                long seq = staged.writes() == null ? tx.appendCommit(append, applied)
-                        : tx.applyCommit(staged.writes(), append, applied);
+                long seq = candidate.writes() == null ? tx.appendCommit(append, applied)
+                        : tx.applyCommit(candidate.writes(), append, applied);
                 StoredPushResult stored = new StoredPushResult(StoredPushResult.Status.APPLIED, seq,
                         applied.recordedAtMs(), applied.cacheIdentity(), applied.results());
                 rows.applied();
@@ -536,8 +537,8 @@ public final class PushProcessor {
             }
         }
         rows.rejected();
-        StoredPushResult rejected = new StoredPushResult(StoredPushResult.Status.REJECTED, null, staged.createdAtMs(),
-                UUID.randomUUID().toString(), List.of(terminated));
+        StoredPushResult rejected = new StoredPushResult(StoredPushResult.Status.REJECTED, null,
+                candidate.createdAtMs(), UUID.randomUUID().toString(), List.of(terminated));
         tx.rejectPush(clientId, commit.clientCommitId(), rejected);
         return new Decided(rejected, outcome(commit.clientCommitId(), rejected, false));
     }

@@ -245,7 +245,7 @@ class BackfillRunnerCheckpointTest {
         }
     }
 
-    /** A client's v2 push of one {@code task_titles} row, as a node's request pushes it; {@code gate} under the lock. */
+    /** A client's v2 push of one {@code task_titles} row as a node's request pushes it; {@code gate} under the lock. */
     syncular.jakarta.sync.PushProcessor.Pushed pushTitle(syncular.jakarta.storage.StorageTransaction tx, String id,
                                                           String title,
                                                           syncular.jakarta.sync.PushProcessor.TransactionGate gate) {

@@ -28,8 +28,10 @@ final class CommitLogSql {
     static final String LOCK_PARTITION_SELECT =
             "SELECT max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = ? FOR UPDATE";
     static final String PUSH_SAVEPOINT = "SAVEPOINT syncular_push_candidate";
-    /** The database's clock now, in microseconds (a statement of a pipelined round trip runs when the one before it
-     * has finished). */
+    /**
+     * The database's clock now, in microseconds (a statement of a pipelined round trip runs when the one before it
+     * has finished).
+     */
     static final String CLOCK_MICROS = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
     static final String LOCK_PARTITION = LOCK_PARTITION_INSERT + ";\n" + LOCK_PARTITION_SELECT;
     static final String LOCK_PARTITION_FOR_PUSH = LOCK_PARTITION + ";\n" + PUSH_SAVEPOINT;
