@@ -393,6 +393,17 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
+    void aYieldIsRecognisedThroughTheContainersWrappingAndNothingElseIs() {
+        StorageException timeout = new StorageException(StorageErrorCode.LOCK_NOT_AVAILABLE, Map.of());
+        assertTrue(BackfillRunner.yielded(timeout));
+        assertTrue(BackfillRunner.yielded(new jakarta.ejb.EJBException(timeout)), "an EJB system exception's cause");
+        assertTrue(BackfillRunner.yielded(new jakarta.ejb.EJBTransactionRolledbackException("rolled back",
+                new IllegalStateException(timeout))));
+        assertFalse(BackfillRunner.yielded(new StorageException(StorageErrorCode.CONSTRAINT_VIOLATION, Map.of())));
+        assertFalse(BackfillRunner.yielded(new IllegalStateException("a definition bug")));
+    }
+
+    @Test
     void aPausedBackfillWritesNothingUntilResumedAndARetryRunsOneBatchNow() throws Exception {
         BackfillRunner runner = migrate(10);
         assertTrue(storage.setCheckpointPaused(partition, NAME, 1L));
