@@ -234,105 +234,79 @@ final class PostgresTransaction implements StorageTransaction {
     @Override
     public PushPreamble lockForPush(int runningSchemaVersion, Collection<PushKey> commits,
                                     Collection<RowKey> prefetch, boolean withTombstones) {
-        Map<String, List<String>> idsByTable = new LinkedHashMap<>();
-        for (RowKey k : new LinkedHashSet<>(prefetch)) {
-            idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
-        }
-        List<RowTable> tables = new ArrayList<>();
-        StringBuilder sql = new StringBuilder(yielding ? CommitLogSql.LOCK_PARTITION_FOR_PUSH : storage.lockForPushSql)
-                .append(";\n")
-                .append(CommitLogSql.READ_SERVE_GATE).append(";\n").append(CommitLogSql.GET_PUSH_RESULTS_OF);
-        for (String table : idsByTable.keySet()) {
-            RowTable t = storage.table(table);
-            tables.add(t);
-            sql.append(";\n").append(t.selectRowsSql);
-        }
-        List<RowKey> keys = withTombstones ? new ArrayList<>(new LinkedHashSet<>(prefetch)) : List.of();
-        if (!keys.isEmpty()) sql.append(";\n").append(CommitLogSql.TOMBSTONES_OF);
-        Set<RowKey> tombstones = new java.util.HashSet<>();
-        List<PushKey> pairs = List.copyOf(new LinkedHashSet<>(commits));
-        String[] clientIds = pairs.stream().map(PushKey::clientId).toArray(String[]::new);
-        String[] commitIds = pairs.stream().map(PushKey::clientCommitId).toArray(String[]::new);
+        PushReads reads = new PushReads(storage, commits, prefetch, withTombstones, false);
+        String sql = String.join(";\n", yielding ? CommitLogSql.LOCK_PARTITION_FOR_PUSH : storage.lockForPushSql,
+                CommitLogSql.READ_SERVE_GATE, reads.sql);
         ServeGate[] gate = new ServeGate[1];
         long[] lockedRow = new long[2];
-        Map<PushKey, StoredPushResult> existing = new HashMap<>();
-        Set<PushKey> unreadable = new java.util.HashSet<>();
-        Map<RowKey, StoredRow> rows = new HashMap<>();
-        run(sql.toString(), (ps, i) -> {
+        run(sql, (ps, i) -> {
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             ps.setString(i++, partition);
             ps.setInt(i++, runningSchemaVersion);
-            ps.setArray(i++, c.createArrayOf("text", clientIds));
-            ps.setArray(i++, c.createArrayOf("text", commitIds));
-            ps.setString(i++, partition);
-            for (RowTable t : tables) {
-                ps.setString(i++, partition);
-                ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
-            }
-            if (!keys.isEmpty()) {
-                ps.setString(i++, partition);
-                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::table).toArray()));
-                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::rowId).toArray()));
-            }
-            return i;
+            return reads.bind(ps, i, partition);
         }, (index, rs) -> {
-            // result sets: 0 = the FOR UPDATE row, 1 = the gate, 2 = the stored results, 3.. = rows per table,
-            // then the tombstones
+            // result sets: 0 = the FOR UPDATE row, 1 = the gate, then the reads'
             if (index == 0 && rs.next()) {
                 lockedRow[0] = rs.getLong(1);
                 lockedRow[1] = rs.getLong(2);
             }
             if (index == 1) gate[0] = PostgresServerStorage.serveGateFrom(rs);
-            if (index == 2) {
-                while (rs.next()) {
-                    PushKey key = new PushKey(rs.getString(1), rs.getString(2));
-                    try {
-                        existing.put(key, StoredJson.parsePushResult(rs.getString(3)));
-                    } catch (StorageException e) {
-                        if (e.code() != StorageErrorCode.IDEMPOTENCY_CACHE_MISS) throw e;
-                        unreadable.add(key);
-                    }
-                }
-            }
-            if (index == 3 + tables.size()) {
-                while (rs.next()) tombstones.add(new RowKey(rs.getString(1), rs.getString(2)));
-            } else if (index >= 3) {
-                String table = tables.get(index - 3).schema.name();
-                while (rs.next()) {
-                    StoredRow row = PostgresServerStorage.versionedRowFrom(rs);
-                    rows.put(new RowKey(table, row.rowId()), row);
-                }
-            }
+            if (index >= 2) reads.visit(index - 2, rs);
         });
         locked(lockedRow[0]);
-        return new PushPreamble(gate[0], existing, unreadable, rows, tombstones, head, lockedRow[1]);
+        return new PushPreamble(gate[0], reads.existing, reads.unreadable, reads.rows, reads.tombstones, head,
+                lockedRow[1]);
     }
 
     @Override
     public PushPreamble lockRowsForPush(Collection<PushKey> commits, Collection<RowKey> rowKeys,
                                         boolean withTombstones) {
         if (locked) throw new IllegalStateException("lockRowsForPush comes before the partition lock");
-        Map<String, List<String>> idsByTable = new LinkedHashMap<>();
-        for (RowKey k : new LinkedHashSet<>(rowKeys)) {
-            idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
+        PushReads reads = new PushReads(storage, commits, rowKeys, withTombstones, true);
+        run(storage.yieldingLockTimeoutSql + ";\n" + reads.sql, (ps, i) -> reads.bind(ps, i, partition),
+                (index, rs) -> {
+                    if (index >= 1) reads.visit(index - 1, rs);   // 0 is the timeout's
+                });
+        yielding = true;
+        return new PushPreamble(null, reads.existing, reads.unreadable, reads.rows, reads.tombstones, 0, 0);
+    }
+
+    /**
+     * What a push reads before it decides its commits, as statements of a round trip: the stored results of
+     * {@code commits}, the rows of {@code rowKeys} (locked {@code FOR UPDATE} with {@code forUpdate}) and, with
+     * {@code withTombstones}, which of them have a tombstone; then what the result sets said.
+     */
+    private static final class PushReads {
+        final String sql;
+        final Map<PushKey, StoredPushResult> existing = new HashMap<>();
+        final Set<PushKey> unreadable = new java.util.HashSet<>();
+        final Map<RowKey, StoredRow> rows = new HashMap<>();
+        final Set<RowKey> tombstones = new java.util.HashSet<>();
+        private final List<PushKey> pairs;
+        private final Map<String, List<String>> idsByTable = new LinkedHashMap<>();
+        private final List<RowTable> tables = new ArrayList<>();
+        private final List<RowKey> keys;
+
+        PushReads(PostgresServerStorage storage, Collection<PushKey> commits, Collection<RowKey> rowKeys,
+                  boolean withTombstones, boolean forUpdate) {
+            for (RowKey k : new LinkedHashSet<>(rowKeys)) {
+                idsByTable.computeIfAbsent(k.table(), t -> new ArrayList<>()).add(k.rowId());
+            }
+            StringBuilder text = new StringBuilder(CommitLogSql.GET_PUSH_RESULTS_OF);
+            for (String table : idsByTable.keySet()) {
+                RowTable t = storage.table(table);
+                tables.add(t);
+                text.append(";\n").append(t.selectRowsSql).append(forUpdate ? " FOR UPDATE" : "");
+            }
+            keys = withTombstones ? new ArrayList<>(new LinkedHashSet<>(rowKeys)) : List.of();
+            if (!keys.isEmpty()) text.append(";\n").append(CommitLogSql.TOMBSTONES_OF);
+            sql = text.toString();
+            pairs = List.copyOf(new LinkedHashSet<>(commits));
         }
-        List<RowTable> tables = new ArrayList<>();
-        StringBuilder sql = new StringBuilder(storage.yieldingLockTimeoutSql).append(";\n")
-                .append(CommitLogSql.GET_PUSH_RESULTS_OF);
-        for (String table : idsByTable.keySet()) {
-            RowTable t = storage.table(table);
-            tables.add(t);
-            sql.append(";\n").append(t.selectRowsSql).append(" FOR UPDATE");
-        }
-        List<RowKey> keys = withTombstones ? new ArrayList<>(new LinkedHashSet<>(rowKeys)) : List.of();
-        if (!keys.isEmpty()) sql.append(";\n").append(CommitLogSql.TOMBSTONES_OF);
-        List<PushKey> pairs = List.copyOf(new LinkedHashSet<>(commits));
-        Map<PushKey, StoredPushResult> existing = new HashMap<>();
-        Set<PushKey> unreadable = new java.util.HashSet<>();
-        Map<RowKey, StoredRow> rows = new HashMap<>();
-        Set<RowKey> tombstones = new java.util.HashSet<>();
-        run(sql.toString(), (ps, i) -> {
+
+        int bind(PreparedStatement ps, int i, String partition) throws SQLException {
+            Connection c = ps.getConnection();
             ps.setArray(i++, c.createArrayOf("text", pairs.stream().map(PushKey::clientId).toArray()));
             ps.setArray(i++, c.createArrayOf("text", pairs.stream().map(PushKey::clientCommitId).toArray()));
             ps.setString(i++, partition);
@@ -346,9 +320,11 @@ final class PostgresTransaction implements StorageTransaction {
                 ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::rowId).toArray()));
             }
             return i;
-        }, (index, rs) -> {
-            // result sets: 0 = the timeout, 1 = the stored results, 2.. = rows per table, then the tombstones
-            if (index == 1) {
+        }
+
+        /** Result set {@code index} of {@link #sql}: 0 = the stored results, 1.. = rows per table, then tombstones. */
+        void visit(int index, ResultSet rs) throws SQLException {
+            if (index == 0) {
                 while (rs.next()) {
                     PushKey key = new PushKey(rs.getString(1), rs.getString(2));
                     try {
@@ -358,18 +334,16 @@ final class PostgresTransaction implements StorageTransaction {
                         unreadable.add(key);
                     }
                 }
-            } else if (index == 2 + tables.size()) {
+            } else if (index == 1 + tables.size()) {
                 while (rs.next()) tombstones.add(new RowKey(rs.getString(1), rs.getString(2)));
-            } else if (index >= 2) {
-                String table = tables.get(index - 2).schema.name();
+            } else {
+                String table = tables.get(index - 1).schema.name();
                 while (rs.next()) {
                     StoredRow row = PostgresServerStorage.versionedRowFrom(rs);
                     rows.put(new RowKey(table, row.rowId()), row);
                 }
             }
-        });
-        yielding = true;
-        return new PushPreamble(null, existing, unreadable, rows, tombstones, 0, 0);
+        }
     }
 
     @Override
@@ -384,25 +358,17 @@ final class PostgresTransaction implements StorageTransaction {
         }
         List<Statement> statements = new ArrayList<>();
         List<Integer> expected = new ArrayList<>();   // per statement: the rows its count must show, -1 for none
-        for (Map.Entry<String, LinkedHashMap<String, RowWrite>> e : byTable.entrySet()) {
-            RowTable t = storage.table(e.getKey());
-            List<StoredRow> upserts = new ArrayList<>();
-            List<String> deletes = new ArrayList<>();
-            for (RowWrite w : e.getValue().values()) {
-                if (w instanceof RowWrite.Upsert u) {
-                    upserts.add(u.row());
-                } else {
-                    // a delete is of a row the read found, so locked: it is still as read
-                    deletes.add(((RowWrite.Delete) w).rowId());
-                }
-            }
-            if (!upserts.isEmpty()) {
+        for (StagedWrites.TableWrites tw : StagedWrites.byTable(storage, byTable)) {
+            RowTable t = tw.table();
+            if (!tw.upserts().isEmpty()) {
                 statements.add(new Statement(t.upsertManyIfUnchangedSql,
-                        (ps, i) -> t.bindUpsertMany(ps, i, partition, upserts)));
-                expected.add(upserts.size());
+                        (ps, i) -> t.bindUpsertMany(ps, i, partition, tw.upserts())));
+                expected.add(tw.upserts().size());
             }
-            if (!deletes.isEmpty()) {
-                statements.add(new Statement(t.deleteManySql, (ps, i) -> t.bindDeleteMany(ps, i, partition, deletes)));
+            if (!tw.deletes().isEmpty()) {
+                // a delete is of a row the read found, so locked: it is still as read
+                statements.add(new Statement(t.deleteManySql,
+                        (ps, i) -> t.bindDeleteMany(ps, i, partition, tw.deletes())));
                 expected.add(-1);
             }
         }

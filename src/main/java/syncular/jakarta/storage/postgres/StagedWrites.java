@@ -100,25 +100,16 @@ final class StagedWrites {
         List<String> sql = new ArrayList<>();
         List<Binder> binders = new ArrayList<>();
         int resultSets = 0;
-        for (Map.Entry<String, LinkedHashMap<String, RowWrite>> e : rows.entrySet()) {
-            RowTable t = storage.table(e.getKey());
-            List<syncular.jakarta.storage.StoredRow> upserts = new ArrayList<>();
-            List<String> deletes = new ArrayList<>();
-            for (RowWrite w : e.getValue().values()) {
-                if (w instanceof RowWrite.Upsert u) {
-                    upserts.add(u.row());
-                } else {
-                    deletes.add(((RowWrite.Delete) w).rowId());
-                }
-            }
-            if (!upserts.isEmpty()) {
+        for (TableWrites tw : byTable(storage, rows)) {
+            RowTable t = tw.table();
+            if (!tw.upserts().isEmpty()) {
                 sql.add(t.upsertManySql);
-                binders.add((ps, i) -> t.bindUpsertMany(ps, i, partition, upserts));
+                binders.add((ps, i) -> t.bindUpsertMany(ps, i, partition, tw.upserts()));
                 resultSets++;
             }
-            if (!deletes.isEmpty()) {
+            if (!tw.deletes().isEmpty()) {
                 sql.add(t.deleteManySql);
-                binders.add((ps, i) -> t.bindDeleteMany(ps, i, partition, deletes));
+                binders.add((ps, i) -> t.bindDeleteMany(ps, i, partition, tw.deletes()));
                 resultSets++;
             }
         }
@@ -138,6 +129,28 @@ final class StagedWrites {
             for (Binder b : binders) i = b.bind(ps, i);
             return i;
         }, resultSets);
+    }
+
+    /** One table's final row states: the rows to upsert and the row ids to delete, each in the order given. */
+    record TableWrites(RowTable table, List<syncular.jakarta.storage.StoredRow> upserts, List<String> deletes) { }
+
+    /** {@code rows} (final states by table, then row id) split per table into upserts and deletes. */
+    static List<TableWrites> byTable(PostgresServerStorage storage,
+                                     Map<String, ? extends Map<String, RowWrite>> rows) {
+        List<TableWrites> out = new ArrayList<>();
+        for (Map.Entry<String, ? extends Map<String, RowWrite>> e : rows.entrySet()) {
+            List<syncular.jakarta.storage.StoredRow> upserts = new ArrayList<>();
+            List<String> deletes = new ArrayList<>();
+            for (RowWrite w : e.getValue().values()) {
+                if (w instanceof RowWrite.Upsert u) {
+                    upserts.add(u.row());
+                } else {
+                    deletes.add(((RowWrite.Delete) w).rowId());
+                }
+            }
+            out.add(new TableWrites(storage.table(e.getKey()), upserts, deletes));
+        }
+        return out;
     }
 
     private static Binder appendBinder(String partition, int writerVersion, List<Commit> commits,
