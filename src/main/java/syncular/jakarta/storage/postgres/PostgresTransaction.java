@@ -695,6 +695,8 @@ final class PostgresTransaction implements StorageTransaction {
             }
         });
         locked(row[0]);
+        savepoint = false;   // none was taken: a write after this one would take its own
+        candidateSaved = false;
         head = row[3];
         publishedHead = row[3];   // the allocating append wrote the head and queued its notice
         return new LockedAppend(gate[0], stored[0], row[3], row[1], Math.max(0, row[4] - row[2]) * 1_000);
