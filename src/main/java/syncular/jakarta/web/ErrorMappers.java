@@ -5,31 +5,19 @@ import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.ext.ExceptionMapper;
 import jakarta.ws.rs.ext.Provider;
-import syncular.jakarta.sync.SyncException;
-import syncular.jakarta.wire.DecodeException;
 import syncular.jakarta.wire.ErrorCode;
 
 /**
  * Every failure of a JAX-RS resource leaves as a catalog JSON body (SPEC §10.1), never the container's HTML page,
- * by the rule of {@link ErrorBodies#failure}; the framework's own 404/405/406 stay as they are.
+ * by the rule of {@link ErrorBodies#failure} (a {@code SyncException} or {@code DecodeException} with its code and
+ * that code's status, anything unexpected as {@code sync.internal_error}), one mapper for every throwable; the
+ * framework's own 404/405/406 stay as they are.
  */
 public final class ErrorMappers {
     private ErrorMappers() { }
 
     @Provider
-    public static class SyncExceptionMapper implements ExceptionMapper<SyncException> {
-        @Override
-        public Response toResponse(SyncException e) { return ErrorBodies.of(ErrorBodies.failure(e)); }
-    }
-
-    @Provider
-    public static class DecodeExceptionMapper implements ExceptionMapper<DecodeException> {
-        @Override
-        public Response toResponse(DecodeException e) { return ErrorBodies.of(ErrorBodies.failure(e)); }
-    }
-
-    @Provider
-    public static class UnexpectedMapper implements ExceptionMapper<Throwable> {
+    public static class FailureMapper implements ExceptionMapper<Throwable> {
         @Override
         public Response toResponse(Throwable e) {
             if (e instanceof NotSupportedException) {
