@@ -263,11 +263,12 @@ class BackfillRunnerCheckpointTest {
                 gate));
     }
 
-    /** Waits until some other session of the database waits for a lock (the batch, here). */
+    /** Waits until another session of this test's database waits for a lock (the batch, here). */
     void awaitLockWaiter() throws Exception {
         long deadline = System.nanoTime() + 20_000_000_000L;
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")) {
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() "
+                        + "AND datname = current_database()")) {
             while (System.nanoTime() < deadline) {
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
