@@ -302,14 +302,11 @@ public final class BackfillRunner {
             }
             BackfillPass next = read.next;
             tx.saveBackfillPass(next);
-            long[] lockedAt = new long[1];
-            long seq = 0;
-            if (!writes.isEmpty()) {
-                // last: pushes wait from the push's lock until the commit, so nothing else of the batch runs under
-                // it (the claim already holds the checkpoint row, as it always did); the pacer bounds the hold from
-                // when the lock was granted, not the wait behind the pushes queued first
-                seq = push(tx, running, partition, def.name(), ccid, writes, lockedAt, true);
-            }
+            // last: pushes wait from the push's lock until the commit, so nothing else of the batch runs under it
+            // (the claim already holds the checkpoint row, as it always did); the pacer bounds the hold from when the
+            // lock was granted, not the wait behind the pushes queued first
+            Appended appended = writes.isEmpty() ? new Appended(0, 0)
+                    : push(tx, running, partition, def.name(), ccid, writes, true);
             if (next.batches() == 1 || next.batches() % PROGRESS_EVERY == 0 || next.exhausted()) {
                 LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: pass {2} ({3}) batch {4}, {5} rows "
                                 + "this pass, watermark {6}, owner epoch {7}{8}", def.name(), partition, next.pass(),
@@ -317,7 +314,8 @@ public final class BackfillRunner {
                         next.exhausted() ? ", pass exhausted" : "");
             }
             return new Batch(Batch.Kind.WROTE, epoch, next.pass(), next.watermark(), read.rows.size(), writes.size(),
-                    writes.isEmpty() ? null : ccid, next.exhausted(), seq, lockedAt[0], next.passRows(),
+                    writes.isEmpty() ? null : ccid, next.exhausted(), appended.commitSeq(), appended.lockedAtNanos(),
+                    next.passRows(),
                     writes.stream().map(ProjectionWrite::table).distinct().sorted().toList());
         });
         boolean milestone = statisticsMilestone(batch.passRows() - batch.sourceRows(), batch.passRows());
@@ -384,7 +382,7 @@ public final class BackfillRunner {
                 List<ProjectionWrite> writes = read.rows.isEmpty() ? List.of() : def.step(read.rows);
                 if (!writes.isEmpty()) {
                     push(tx, running, partition, def.name(), epoch + ":" + tail.pass() + ":" + tail.positionKey(),
-                            writes, new long[1], false);
+                            writes, false);
                 }
                 watermark = through;
                 at[1] = read.rows.size();
@@ -488,11 +486,10 @@ public final class BackfillRunner {
      * The batch's writes as one PUSH_COMMIT through the push path on THIS transaction (the lock, the gate, the
      * idempotency re-check and the append all land on the batch's connection), so the projection commit and the
      * checkpoint advance cannot commit apart; {@code rowsFirst}: its row writes before the partition lock (a batch),
-     * else all of it under the lock the caller holds (the activation's close-out). {@code lockedAt[0]}: when the push
-     * took the partition lock ({@link PushProcessor.Pushed#lockedAtNanos}).
+     * else all of it under the lock the caller holds (the activation's close-out).
      */
-    private long push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
-                      List<ProjectionWrite> writes, long[] lockedAt, boolean rowsFirst) {
+    private Appended push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
+                         List<ProjectionWrite> writes, boolean rowsFirst) {
         List<PushCommit.Operation> ops = new ArrayList<>(writes.size());
         for (ProjectionWrite w : writes) {
             TableSchema t = running.table(w.table()).orElseThrow(() -> new IllegalStateException(
@@ -517,7 +514,6 @@ public final class BackfillRunner {
                 List.of(new PushCommit(ccid, ops)),
                 underLock -> ServeGatePolicy.enforce(underLock, running.version(), declarations.covering(underLock)));
         PushProcessor.Pushed pushed = rowsFirst ? processor.pushRowsFirst(tx, batch) : processor.pushOn(tx, batch);
-        lockedAt[0] = pushed.lockedAtNanos();
         if (pushed.failure() != null) throw pushed.failure();
         PushProcessor.Outcome outcome = pushed.outcomes().get(0);
         if (outcome.result().status() == PushResult.Status.REJECTED) {
@@ -526,6 +522,13 @@ public final class BackfillRunner {
                     + outcome.result().results());
         }
         // a replayed batch (cached: an earlier attempt committed it) took no new seq; the log head stands in
-        return outcome.appliedCommitSeq() > 0 ? outcome.appliedCommitSeq() : pushed.maxCommitSeq();
+        return new Appended(outcome.appliedCommitSeq() > 0 ? outcome.appliedCommitSeq() : pushed.maxCommitSeq(),
+                pushed.lockedAtNanos());
     }
+
+    /**
+     * A batch's commit: its seq, and when its push took the partition lock ({@link System#nanoTime()}, 0 without a
+     * push).
+     */
+    private record Appended(long commitSeq, long lockedAtNanos) { }
 }
