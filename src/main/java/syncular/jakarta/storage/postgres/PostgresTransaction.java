@@ -239,13 +239,7 @@ final class PostgresTransaction implements StorageTransaction {
                 CommitLogSql.READ_SERVE_GATE, reads.sql);
         ServeGate[] gate = new ServeGate[1];
         long[] lockedRow = new long[2];
-        run(sql, (ps, i) -> {
-            ps.setString(i++, partition);
-            ps.setString(i++, partition);
-            ps.setString(i++, partition);
-            ps.setInt(i++, runningSchemaVersion);
-            return reads.bind(ps, i, partition);
-        }, (index, rs) -> {
+        run(sql, (ps, i) -> reads.bind(ps, bindLockAndGate(ps, i, runningSchemaVersion), partition), (index, rs) -> {
             // result sets: 0 = the FOR UPDATE row, 1 = the gate, then the reads'
             if (index == 0 && rs.next()) {
                 lockedRow[0] = rs.getLong(1);
@@ -660,46 +654,51 @@ final class PostgresTransaction implements StorageTransaction {
         }
         // the lock, its time, the gate, the stored result, the append (which numbers the commit from the locked
         // head and writes the head itself), and the time again, pipelined: the checks are made on the answers
+        PushReads reads = new PushReads(storage, List.of(key), List.of(), false, false);   // the stored result alone
         String sql = String.join(";\n", CommitLogSql.LOCK_PARTITION, CommitLogSql.CLOCK_MICROS,
-                CommitLogSql.READ_SERVE_GATE, CommitLogSql.GET_PUSH_RESULTS_OF,
+                CommitLogSql.READ_SERVE_GATE, reads.sql,
                 CommitLogSql.appendCommit(CommitLogSql.Numbering.ALLOCATE, true), CommitLogSql.CLOCK_MICROS);
         Binder append = appendBinder(CommitLogSql.Numbering.ALLOCATE, 0, commit, applied);
         long[] row = new long[5];   // head, horizon, locked at, seq, appended at
         ServeGate[] gate = new ServeGate[1];
-        boolean[] stored = new boolean[1];
-        run(sql, (ps, i) -> {
-            ps.setString(i++, partition);
-            ps.setString(i++, partition);
-            ps.setString(i++, partition);
-            ps.setInt(i++, runningSchemaVersion);
-            ps.setArray(i++, c.createArrayOf("text", new String[] {key.clientId()}));
-            ps.setArray(i++, c.createArrayOf("text", new String[] {key.clientCommitId()}));
-            ps.setString(i++, partition);
-            return append.bind(ps, i);
-        }, (index, rs) -> {
-            // result sets: 0 = the FOR UPDATE row, 1 = its time, 2 = the gate, 3 = the stored result, 4 = the
-            // append's seq, 5 = its time
-            switch (index) {
-                case 0 -> {
-                    if (rs.next()) {
-                        row[0] = rs.getLong(1);
-                        row[1] = rs.getLong(2);
+        run(sql, (ps, i) -> append.bind(ps, reads.bind(ps, bindLockAndGate(ps, i, runningSchemaVersion), partition)),
+                (index, rs) -> {
+                    // result sets: 0 = the FOR UPDATE row, 1 = its time, 2 = the gate, 3 = the stored result, 4 = the
+                    // append's seq, 5 = its time
+                    switch (index) {
+                        case 0 -> {
+                            if (rs.next()) {
+                                row[0] = rs.getLong(1);
+                                row[1] = rs.getLong(2);
+                            }
+                        }
+                        case 1 -> row[2] = rs.next() ? rs.getLong(1) : 0;
+                        case 2 -> gate[0] = PostgresServerStorage.serveGateFrom(rs);
+                        case 3 -> reads.visit(0, rs);
+                        case 4 -> row[3] = rs.next() ? rs.getLong(1) : 0;
+                        case 5 -> row[4] = rs.next() ? rs.getLong(1) : 0;
+                        default -> { }
                     }
-                }
-                case 1 -> row[2] = rs.next() ? rs.getLong(1) : 0;
-                case 2 -> gate[0] = PostgresServerStorage.serveGateFrom(rs);
-                case 3 -> stored[0] = rs.next();
-                case 4 -> row[3] = rs.next() ? rs.getLong(1) : 0;
-                case 5 -> row[4] = rs.next() ? rs.getLong(1) : 0;
-                default -> { }
-            }
-        });
+                });
         locked(row[0]);
         savepoint = false;   // none was taken: a write after this one would take its own
         candidateSaved = false;
         head = row[3];
         publishedHead = row[3];   // the allocating append wrote the head and queued its notice
-        return new LockedAppend(gate[0], stored[0], row[3], row[1], Math.max(0, row[4] - row[2]) * 1_000);
+        boolean stored = !reads.existing.isEmpty() || !reads.unreadable.isEmpty();
+        return new LockedAppend(gate[0], stored, row[3], row[1], Math.max(0, row[4] - row[2]) * 1_000);
+    }
+
+    /**
+     * Binds the partition lock ({@link CommitLogSql#LOCK_PARTITION}, with or without the lock timeout and savepoint
+     * around it) and then {@link CommitLogSql#READ_SERVE_GATE}, from {@code i}; returns the next free index.
+     */
+    private int bindLockAndGate(PreparedStatement ps, int i, int runningSchemaVersion) throws SQLException {
+        ps.setString(i++, partition);
+        ps.setString(i++, partition);
+        ps.setString(i++, partition);
+        ps.setInt(i++, runningSchemaVersion);
+        return i;
     }
 
     @Override
