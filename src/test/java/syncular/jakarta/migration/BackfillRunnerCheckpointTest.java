@@ -264,7 +264,7 @@ class BackfillRunnerCheckpointTest {
     }
 
     /** Waits until another session of this test's database waits for a lock (the batch, here). */
-    void awaitLockWaiter() throws Exception {
+    void awaitLockWaiter() {
         long deadline = System.nanoTime() + 20_000_000_000L;
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() "
@@ -276,8 +276,24 @@ class BackfillRunnerCheckpointTest {
                 }
                 Thread.sleep(5);
             }
+        } catch (SQLException | InterruptedException e) {
+            throw new IllegalStateException(e);
         }
         throw new AssertionError("nobody waited for a lock");
+    }
+
+    /** {@code work} in a transaction of its own on a client thread; the future has its push or its failure. */
+    java.util.concurrent.CompletableFuture<syncular.jakarta.sync.PushProcessor.Pushed> onClientThread(
+            syncular.jakarta.storage.ServerStorage.TransactionWork<syncular.jakarta.sync.PushProcessor.Pushed> work) {
+        var pushed = new java.util.concurrent.CompletableFuture<syncular.jakarta.sync.PushProcessor.Pushed>();
+        new Thread(() -> {
+            try {
+                pushed.complete(storage.inTransaction(partition, work));
+            } catch (RuntimeException e) {
+                pushed.completeExceptionally(e);
+            }
+        }).start();
+        return pushed;
     }
 
     /** task_titles' change log for {@code id}: the row versions in commit order, with their client ids. */
@@ -312,29 +328,15 @@ class BackfillRunnerCheckpointTest {
         // the batch writes its projection rows, then waits for the partition lock, which a client's push holds;
         // that push then writes one of those rows: a deadlock, which the batch must lose, never the push
         BackfillRunner runner = migrate(10);
-        var clientPushed = new java.util.concurrent.CompletableFuture<syncular.jakarta.sync.PushProcessor.Pushed>();
         var clientLocked = new java.util.concurrent.CountDownLatch(1);
-        Thread client = new Thread(() -> {
-            try {
-                clientPushed.complete(storage.inTransaction(partition, tx -> pushTitle(tx, "t100", "from a client",
-                        gate -> {
-                            clientLocked.countDown();
-                            try {
-                                awaitLockWaiter();   // the batch: its rows written, waiting for this lock
-                            } catch (Exception e) {
-                                throw new IllegalStateException(e);
-                            }
-                        })));
-            } catch (RuntimeException e) {
-                clientPushed.completeExceptionally(e);
-            }
-        });
-        client.start();
+        var clientPushed = onClientThread(tx -> pushTitle(tx, "t100", "from a client", gate -> {
+            clientLocked.countDown();
+            awaitLockWaiter();   // the batch: its rows written, waiting for this lock
+        }));
         assertTrue(clientLocked.await(20, java.util.concurrent.TimeUnit.SECONDS));
         StorageException yielded = assertThrows(StorageException.class,
                 () -> runner.runBatch(partition, new ColumnCopyProjection(NAME, 2, "tasks", "task_titles")));
         var pushed = clientPushed.get(30, java.util.concurrent.TimeUnit.SECONDS);
-        client.join();
 
         assertEquals(StorageErrorCode.LOCK_NOT_AVAILABLE, yielded.code(), "the batch's yield timeout ended its wait");
         assertTrue(BackfillRunner.yielded(yielded));
@@ -356,31 +358,18 @@ class BackfillRunnerCheckpointTest {
         // the client's push has written t100 but not committed when the batch reads (absent) and writes it (the
         // insert waits for the push); then the push commits: the batch's write finds a row it did not read
         BackfillRunner runner = migrate(10);
-        var clientPushed = new java.util.concurrent.CompletableFuture<syncular.jakarta.sync.PushProcessor.Pushed>();
         var clientWrote = new java.util.concurrent.CountDownLatch(1);
-        Thread client = new Thread(() -> {
-            try {
-                clientPushed.complete(storage.inTransaction(partition, tx -> {
-                    var p = pushTitle(tx, "t100", "from a client", gate -> { });
-                    tx.getRow("task_titles", "t100");   // sends its staged writes
-                    clientWrote.countDown();
-                    try {
-                        awaitLockWaiter();   // the batch's insert of t100 waits for this transaction
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                    return p;
-                }));
-            } catch (RuntimeException e) {
-                clientPushed.completeExceptionally(e);
-            }
+        var clientPushed = onClientThread(tx -> {
+            var p = pushTitle(tx, "t100", "from a client", gate -> { });
+            tx.getRow("task_titles", "t100");   // sends its staged writes
+            clientWrote.countDown();
+            awaitLockWaiter();   // the batch's insert of t100 waits for this transaction
+            return p;
         });
-        client.start();
         assertTrue(clientWrote.await(20, java.util.concurrent.TimeUnit.SECONDS));
         RuntimeException yielded = assertThrows(syncular.jakarta.sync.PushProcessor.RowsChanged.class,
                 () -> runner.runBatch(partition, new ColumnCopyProjection(NAME, 2, "tasks", "task_titles")));
         var pushed = clientPushed.get(30, java.util.concurrent.TimeUnit.SECONDS);
-        client.join();
 
         assertTrue(BackfillRunner.yielded(yielded), "the batch found t100 changed and rolled back");
         assertEquals(null, pushed.failure());
