@@ -51,8 +51,8 @@ import syncular.jakarta.wire.WireVersion;
  * its append (issue 21), after {@code tx.advanceCheckpoint} with the pass's watermark and the new pass position. All
  * of it commits together or not at all: a crash rolls the whole batch back, claim included, and the next tick redoes
  * exactly that batch. A batch whose rows a push wants gives way ({@link #yielded}): rolled back, redone by the next
- * tick. Transaction-scoped locks only: a session lock would survive {@code close()} on a pooled connection
- * (ARCHITECTURE, STYLE §6.6).
+ * tick as an ordinary push, partition lock first. Transaction-scoped locks only: a session lock would survive
+ * {@code close()} on a pooled connection (ARCHITECTURE, STYLE §6.6).
  *
  * <p>Positions: the watermark is {@code sourceCoverageSeq} captured when a pass starts, passed unchanged to every
  * advance of the pass and to the activation. When a pass is exhausted the runner activates: {@code stale} (a source
@@ -76,6 +76,12 @@ public final class BackfillRunner {
     /** The ordinary push path, run on each batch's own transaction; backfills run no host validators. */
     private final PushProcessor processor;
     private final ServerEvents events;
+    /**
+     * The checkpoints (partition NUL name) whose last batch yielded: their next batch is an ordinary push, partition
+     * lock first, which cannot yield, so a row pushes keep writing (or an index entry the rows-first insert does not
+     * expect) costs one retry, never a loop.
+     */
+    private final Set<String> yieldedLast = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
@@ -221,8 +227,10 @@ public final class BackfillRunner {
                 if (yielded(e)) {
                     // a push wanted one of the batch's rows, or the lock took longer than the yield timeout: the
                     // push went first, as it must; nothing of the batch committed
+                    yieldedLast.add(p.partition() + "\u0000" + p.name());
                     LOG.log(System.Logger.Level.INFO, "backfill batch of {0} in partition {1} yielded to a push "
-                            + "({2}) and rolled back; the next tick retries it", p.name(), p.partition(), e);
+                            + "({2}) and rolled back; the next tick retries it under the partition lock",
+                            p.name(), p.partition(), e);
                     continue;
                 }
                 LOG.log(System.Logger.Level.WARNING, "backfill batch of " + p.name() + " in partition "
@@ -256,6 +264,7 @@ public final class BackfillRunner {
     /** One batch transaction, exactly as the class comment says. */
     public Batch runBatch(String partition, BackfillDefinition def) {
         CompiledSchema running = schema.get();
+        boolean rowsFirst = !yieldedLast.remove(partition + "\u0000" + def.name());
         List<String> sources = def.sourceTables().stream().sorted().toList();
         Batch batch = units.backfillBatch(partition, tx -> {
             if (!tx.tryLockBackfillBatch(def.name())) {
@@ -306,7 +315,7 @@ public final class BackfillRunner {
             // (the claim already holds the checkpoint row, as it always did); the pacer bounds the hold from when the
             // lock was granted, not the wait behind the pushes queued first
             Appended appended = writes.isEmpty() ? new Appended(0, 0)
-                    : push(tx, running, partition, def.name(), ccid, writes, true);
+                    : push(tx, running, partition, def.name(), ccid, writes, rowsFirst);
             if (next.batches() == 1 || next.batches() % PROGRESS_EVERY == 0 || next.exhausted()) {
                 LOG.log(System.Logger.Level.INFO, "backfill {0} partition {1}: pass {2} ({3}) batch {4}, {5} rows "
                                 + "this pass, watermark {6}, owner epoch {7}{8}", def.name(), partition, next.pass(),
@@ -486,7 +495,8 @@ public final class BackfillRunner {
      * The batch's writes as one PUSH_COMMIT through the push path on THIS transaction (the lock, the gate, the
      * idempotency re-check and the append all land on the batch's connection), so the projection commit and the
      * checkpoint advance cannot commit apart; {@code rowsFirst}: its row writes before the partition lock (a batch),
-     * else all of it under the lock the caller holds (the activation's close-out).
+     * else all of it under the partition lock (the ordinary push: the activation's close-out, whose caller holds it
+     * already, and the batch after one that yielded).
      */
     private Appended push(StorageTransaction tx, CompiledSchema running, String partition, String name, String ccid,
                          List<ProjectionWrite> writes, boolean rowsFirst) {

@@ -56,8 +56,9 @@ public interface StorageTransaction {
      * Rows first, after {@link #lockRowsForPush}: every write now, in one round trip, each row as its write expects
      * it (a write at version 1 only where the row is still absent, a later one only over the version below it). Each
      * row at most once, a delete only of a row the read found.
-     * {@code false} when a row was not (a push inserted it after the read): the caller must roll back, as writes of
-     * the other rows and the scope index may have happened.
+     * {@code false} when a row was not (a push inserted it after the read), and when a row written at version 1 finds
+     * an index entry of its own already there: the caller must roll back, as writes of the other rows and the scope
+     * index may have happened.
      */
     boolean writeRowsIfUnchanged(List<RowWrite> writes);
 

@@ -383,6 +383,35 @@ class BackfillRunnerCheckpointTest {
     }
 
     @Test
+    void aBatchThatYieldedIsRedoneUnderThePartitionLockSoItCannotYieldAgain() throws Exception {
+        // a scope-index entry for a projection row that does not exist: the rows-first insert of t100 meets it as
+        // it would meet a row a push inserted after the read, and yields; a loop of yields would stall the pass
+        BackfillRunner runner = migrate(10);
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO sync_row_scopes(partition, tbl, var, value, row_id) "
+                        + "VALUES (?, 'task_titles', 'project_id', 'p1', 't100')")) {
+            ps.setString(1, partition);
+            ps.executeUpdate();
+        }
+        assertEquals(0, runner.tick().batches(), "the rows-first batch yielded");
+        assertEquals(List.of(), backfillCommitIds(), "and nothing of it committed");
+        assertEquals(1, runner.tick().batches(), "the batch again, as an ordinary push");
+        assertEquals(1, titleVersion("t100"));
+        assertTrue(runner.runToCompletion(10) > 0);
+        assertEquals(sources(), projection());
+        assertEquals(List.of("1 " + CLIENT), titleChanges("t100"));
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*), count(DISTINCT row_id) FROM sync_row_scopes WHERE partition = ? "
+                        + "AND tbl = 'task_titles'")) {
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                assertEquals(List.of(25L, 25L), List.of(rs.getLong(1), rs.getLong(2)), "one entry per row");
+            }
+        }
+    }
+
+    @Test
     void aYieldIsRecognisedThroughTheContainersWrappingAndNothingElseIs() {
         StorageException timeout = new StorageException(StorageErrorCode.LOCK_NOT_AVAILABLE, Map.of());
         assertTrue(BackfillRunner.yielded(timeout));

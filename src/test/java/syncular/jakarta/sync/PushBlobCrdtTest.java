@@ -195,6 +195,26 @@ class PushBlobCrdtTest {
     }
 
     @Test
+    void aRowsFirstCommitKeepsTheSameIndex() throws Exception {
+        // the backfill's path (issue 21): a new row's entries only inserted, a changed row's replaced
+        String one = uploaded("first");
+        String two = uploaded("second");
+        applied(rowsFirst("r1", upsert("f", null, one, two, null), upsert("g", null, one)));
+        assertEquals(Map.of("f", Set.of(idOf(one), idOf(two)), "g", Set.of(idOf(one))), index());
+        applied(rowsFirst("r2", upsert("f", 1L, two)));
+        assertEquals(Map.of("f", Set.of(idOf(two)), "g", Set.of(idOf(one))), index(), "the old blob's entry went");
+    }
+
+    private PushProcessor.Outcome rowsFirst(String commitId, PushCommit.Operation... ops) {
+        PushProcessor.Batch batch = new PushProcessor.Batch(
+                new PushProcessor.RequestScope(new Identity("actor-1", partition), "client-1", 2),
+                BlobTasksDatabase.SCHEMA, ALL, List.of(new PushCommit(commitId, List.of(ops))), underLock -> { });
+        PushProcessor.Pushed pushed = storage.inTransaction(partition, tx -> push.pushRowsFirst(tx, batch));
+        if (pushed.failure() != null) throw pushed.failure();
+        return pushed.outcomes().get(0);
+    }
+
+    @Test
     void withoutABlobStoreEveryBlobRefIsBlobNotFound() {
         PushResult.OpError e = rejection(apply(storeless, "c1", upsert("a", null, MISSING)));
         assertEquals("blob.not_found", e.code());

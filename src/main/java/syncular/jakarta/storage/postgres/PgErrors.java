@@ -57,6 +57,12 @@ public final class PgErrors {
         return e;
     }
 
+    /** Whether {@code failure} is a unique violation (SQLSTATE 23505): a row or index entry that already exists. */
+    static boolean isUniqueViolation(Throwable failure) {
+        SQLException sql = firstWithState(failure);
+        return sql != null && "23505".equals(sql.getSQLState());
+    }
+
     /** The refusals that belong to the written values, not to the infrastructure: a retry fails the same way. */
     public static boolean isOperationRefusal(StorageErrorCode code) {
         return code == StorageErrorCode.CONSTRAINT_VIOLATION || code == StorageErrorCode.DATA_REJECTED;

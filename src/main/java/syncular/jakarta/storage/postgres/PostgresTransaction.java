@@ -354,10 +354,19 @@ final class PostgresTransaction implements StorageTransaction {
         List<Integer> expected = new ArrayList<>();   // per statement: the rows its count must show, -1 for none
         for (StagedWrites.TableWrites tw : StagedWrites.byTable(storage, byTable)) {
             RowTable t = tw.table();
-            if (!tw.upserts().isEmpty()) {
+            // a row written at version 1 was absent at the read: inserted only (a unique violation says a push
+            // inserted it since); a later version replaces the version below it
+            Map<Boolean, List<StoredRow>> fresh = tw.upserts().stream()
+                    .collect(java.util.stream.Collectors.partitioningBy(r -> r.serverVersion() == 1));
+            if (!fresh.get(true).isEmpty()) {
+                statements.add(new Statement(t.insertManySql,
+                        (ps, i) -> t.bindInsertMany(ps, i, partition, fresh.get(true))));
+                expected.add(fresh.get(true).size());
+            }
+            if (!fresh.get(false).isEmpty()) {
                 statements.add(new Statement(t.upsertManyIfUnchangedSql,
-                        (ps, i) -> t.bindUpsertMany(ps, i, partition, tw.upserts())));
-                expected.add(tw.upserts().size());
+                        (ps, i) -> t.bindUpsertMany(ps, i, partition, fresh.get(false))));
+                expected.add(fresh.get(false).size());
             }
             if (!tw.deletes().isEmpty()) {
                 // a delete is of a row the read found, so locked: it is still as read
@@ -368,13 +377,19 @@ final class PostgresTransaction implements StorageTransaction {
         }
         if (statements.isEmpty()) return true;
         boolean[] unchanged = {true};
-        run(statements.stream().map(Statement::sql).collect(java.util.stream.Collectors.joining(";\n")), (ps, i) -> {
-            for (Statement st : statements) i = st.binder().bind(ps, i);
-            return i;
-        }, (index, rs) -> {
-            int want = expected.get(index);
-            if (want >= 0 && (!rs.next() || rs.getLong(1) != want)) unchanged[0] = false;
-        });
+        try {
+            run(statements.stream().map(Statement::sql).collect(java.util.stream.Collectors.joining(";\n")),
+                    (ps, i) -> {
+                        for (Statement st : statements) i = st.binder().bind(ps, i);
+                        return i;
+                    }, (index, rs) -> {
+                        int want = expected.get(index);
+                        if (want >= 0 && (!rs.next() || rs.getLong(1) != want)) unchanged[0] = false;
+                    });
+        } catch (StorageException e) {
+            if (PgErrors.isUniqueViolation(e)) return false;
+            throw e;
+        }
         return unchanged[0];
     }
 

@@ -65,6 +65,12 @@ final class RowTable {
      * write is skipped otherwise). Same parameters; its count tells how many rows were written.
      */
     final String upsertManyIfUnchangedSql;
+    /**
+     * {@link #upsertManySql} for rows that do not exist, without {@code ON CONFLICT} (a speculative insertion costs
+     * PostgreSQL about twice a plain one, per index): the rows and their scope-index entries are only inserted, so
+     * a row or entry that exists fails the statement with a unique violation. Params: see {@link #bindInsertMany}.
+     */
+    final String insertManySql;
     final String deleteManySql;
     final String selectRowSql;
     /** {@link #selectRowSql} for many ids at once (a push's prefetch). Params: partition, rowIds[]. */
@@ -84,8 +90,9 @@ final class RowTable {
         this.createDdl = buildCreateDdl();
         this.upsertSql = buildUpsertSql();
         this.deleteSql = buildDeleteSql();
-        this.upsertManySql = buildUpsertManySql(false);
-        this.upsertManyIfUnchangedSql = buildUpsertManySql(true);
+        this.upsertManySql = buildUpsertManySql(Upsert.REPLACE);
+        this.upsertManyIfUnchangedSql = buildUpsertManySql(Upsert.REPLACE_IF_UNCHANGED);
+        this.insertManySql = buildUpsertManySql(Upsert.INSERT);
         this.deleteManySql = buildDeleteManySql();
         this.selectRowSql = "SELECT " + q(ROW_ID) + ", " + q(VERSION) + ", " + q(SCOPES) + "::text, " + q(PAYLOAD)
                 + ", " + q(COLUMN_VERSIONS) + " FROM " + quoted + " WHERE " + q(PARTITION) + " = ? AND " + q(ROW_ID) + " = ?";
@@ -244,12 +251,16 @@ final class RowTable {
         };
     }
 
+    /** How a many-row write treats rows that exist: replaced, replaced from the version below only, or refused. */
+    private enum Upsert { REPLACE, REPLACE_IF_UNCHANGED, INSERT }
+
     /**
      * {@link #upsertSql} for many distinct rows in one statement, from one array per column; the scope-index
-     * replacement for all of them (params: see {@link #bindUpsertMany}). Its text does not depend on how many rows,
-     * so one prepared statement serves every group.
+     * replacement for all of them (params: see {@link #bindUpsertMany}), or with {@link Upsert#INSERT} only their
+     * insertion ({@link #bindInsertMany}). Its text does not depend on how many rows, so one prepared statement
+     * serves every group.
      */
-    private String buildUpsertManySql(boolean ifUnchanged) {
+    private String buildUpsertManySql(Upsert mode) {
         List<String> names = new ArrayList<>();
         List<String> selects = new ArrayList<>();
         List<String> arrays = new ArrayList<>();
@@ -284,13 +295,29 @@ final class RowTable {
         selects.add("w.column_versions");
         arrays.add("?::bytea[]");
         aliases.add("column_versions");
+        String insert = "WITH r AS (INSERT INTO " + quoted + " (" + String.join(", ", names) + ")\n"
+                + "  SELECT " + String.join(", ", selects) + "\n"
+                + "    FROM unnest(" + String.join(", ", arrays) + ") AS w(" + String.join(", ", aliases) + ")\n";
+        if (mode == Upsert.INSERT) {
+            return insert + " RETURNING 1),\n"
+                    + """
+                    s AS (SELECT v.row_id, v.var, v.value
+                            FROM unnest(?::text[], ?::text[], ?::text[]) AS v(row_id, var, value)),
+                    i AS (INSERT INTO sync_row_scopes(partition, tbl, var, value, row_id)
+                          SELECT ?, ?, s.var, s.value, s.row_id FROM s)
+                    """ + (blobRefColumns.length == 0 ? "" : """
+                    ,
+                    bs AS (SELECT DISTINCT v.row_id, v.blob_id FROM unnest(?::text[], ?::text[]) AS v(row_id, blob_id)),
+                    bi AS (INSERT INTO sync_blob_refs(partition, tbl, row_id, blob_id)
+                           SELECT ?, ?, bs.row_id, bs.blob_id FROM bs)
+                    """) + "SELECT count(*) FROM r";
+        }
         List<String> updates = new ArrayList<>();
         for (String n : names.subList(2, names.size())) updates.add(n + " = EXCLUDED." + n);
-        return "WITH r AS (INSERT INTO " + quoted + " (" + String.join(", ", names) + ")\n"
-                + "  SELECT " + String.join(", ", selects) + "\n"
-                + "    FROM unnest(" + String.join(", ", arrays) + ") AS w(" + String.join(", ", aliases) + ")\n"
+        return insert
                 + "  ON CONFLICT (" + q(PARTITION) + ", " + q(ROW_ID) + ") DO UPDATE SET " + String.join(", ", updates)
-                + (ifUnchanged ? " WHERE " + quoted + "." + q(VERSION) + " = EXCLUDED." + q(VERSION) + " - 1" : "")
+                + (mode == Upsert.REPLACE_IF_UNCHANGED
+                        ? " WHERE " + quoted + "." + q(VERSION) + " = EXCLUDED." + q(VERSION) + " - 1" : "")
                 + " RETURNING 1),\n"
                 + """
                 s AS (SELECT v.row_id, v.var, v.value
@@ -306,9 +333,21 @@ final class RowTable {
     }
 
     /**
-     * Binds {@link #upsertManySql} from {@code i} for {@code rows} (distinct row ids); returns the next free index.
+     * Binds {@link #upsertManySql} (or {@link #upsertManyIfUnchangedSql}) from {@code i} for {@code rows} (distinct
+     * row ids); returns the next free index.
      */
     int bindUpsertMany(PreparedStatement ps, int i, String partition, List<StoredRow> rows) throws SQLException {
+        return bindMany(ps, i, partition, rows, true);
+    }
+
+    /** Binds {@link #insertManySql} from {@code i} for {@code rows} (distinct row ids); returns the next free index. */
+    int bindInsertMany(PreparedStatement ps, int i, String partition, List<StoredRow> rows) throws SQLException {
+        return bindMany(ps, i, partition, rows, false);
+    }
+
+    /** {@code replacing}: the statement also deletes the rows' index entries that are not written again. */
+    private int bindMany(PreparedStatement ps, int i, String partition, List<StoredRow> rows, boolean replacing)
+            throws SQLException {
         java.sql.Connection c = ps.getConnection();
         int n = rows.size();
         int columns = descriptors.size();
@@ -358,9 +397,11 @@ final class RowTable {
         ps.setArray(i++, c.createArrayOf("text", scopeRows.toArray()));
         ps.setArray(i++, c.createArrayOf("text", scopeVars.toArray()));
         ps.setArray(i++, c.createArrayOf("text", scopeValues.toArray()));
-        ps.setString(i++, partition);
-        ps.setString(i++, schema.name());
-        ps.setArray(i++, c.createArrayOf("text", ids));
+        if (replacing) {
+            ps.setString(i++, partition);
+            ps.setString(i++, schema.name());
+            ps.setArray(i++, c.createArrayOf("text", ids));
+        }
         ps.setString(i++, partition);
         ps.setString(i++, schema.name());
         if (blobRefColumns.length > 0) {
@@ -374,9 +415,11 @@ final class RowTable {
             }
             ps.setArray(i++, c.createArrayOf("text", refRows.toArray()));
             ps.setArray(i++, c.createArrayOf("text", refBlobs.toArray()));
-            ps.setString(i++, partition);
-            ps.setString(i++, schema.name());
-            ps.setArray(i++, c.createArrayOf("text", ids));
+            if (replacing) {
+                ps.setString(i++, partition);
+                ps.setString(i++, schema.name());
+                ps.setArray(i++, c.createArrayOf("text", ids));
+            }
             ps.setString(i++, partition);
             ps.setString(i++, schema.name());
         }
