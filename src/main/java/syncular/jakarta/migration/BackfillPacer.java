@@ -39,7 +39,8 @@ import java.util.function.LongSupplier;
  * {@link #PROBE_NANOS} ({@link #pauseNanos}), and the pushes answered in its second half are paused samples (those
  * of the first half still queued behind the last batch: a baseline taken from them set the target too high). The
  * baseline is the p95 of the samples of the last {@link #PROBES_POOLED} probes together, so one quarter second of
- * lucky pushes does not set the target alone. It is never below the push-wait bound.
+ * lucky pushes does not set the target alone. It is never below {@link #MIN_RELATIVE_TARGET_NANOS} nor the
+ * push-wait bound.
  */
 final class BackfillPacer {
     private static final System.Logger LOG = System.getLogger(BackfillPacer.class.getName());
@@ -59,6 +60,11 @@ final class BackfillPacer {
     static final long PROBE_NANOS = 500_000_000L;
     /** The relative target: the paused p95 times this, under the bound of twice it, with headroom. */
     static final double RELATIVE_TARGET = 1.5;
+    /**
+     * The relative target's floor: a push p95 below 5 ms is under what a client can tell from its network's round
+     * trip, and 1.5 times a paused p95 of a millisecond or two would pause the backfill for nobody's benefit.
+     */
+    static final long MIN_RELATIVE_TARGET_NANOS = 5_000_000L;
     /** The first pause the latency control takes, and the longest. */
     static final long MIN_PACE_NANOS = 2_000_000L;
     static final long MAX_PACE_NANOS = 1_000_000_000L;
@@ -144,7 +150,9 @@ final class BackfillPacer {
     /** The p95 target the latency control steers to; 0 while there is none (relative, not probed yet). */
     synchronized long targetNanos() {
         if (fixedTargetNanos > 0) return Math.max(fixedTargetNanos, maxPushWaitNanos);
-        return baselineNanos == 0 ? 0 : Math.max((long) (baselineNanos * RELATIVE_TARGET), maxPushWaitNanos);
+        if (baselineNanos == 0) return 0;
+        long relative = Math.max((long) (baselineNanos * RELATIVE_TARGET), MIN_RELATIVE_TARGET_NANOS);
+        return Math.max(relative, maxPushWaitNanos);
     }
 
     /**

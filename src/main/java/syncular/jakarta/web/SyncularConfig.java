@@ -119,13 +119,13 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
     /**
      * {@code syncular.backfill.*} (issue 7): {@code enabled} (default true) runs this node's backfill timer (a
      * process with the runner off still declares its definitions and serves past them); {@code batch-size}
-     * (default 1000) source rows per batch transaction at most; {@code max-push-wait-ms} (default 5, issue 21) how
+     * (default 1000) source rows per batch transaction at most; {@code max-push-wait-ms} (default 2, issue 21) how
      * long a batch's rows may hold the partition's push lock (beyond the fixed part every push pays) while others
      * push to it; {@code interval-ms} (default 1000) between a
      * node's ticks, each of which starts the node's drain unless one runs ({@link BackfillWorker}); {@code pause-ms}
      * (default 0) a fixed pause between a drain's batches, an operator's throttle on top of the pacer;
-     * {@code max-push-p95-ms} (default 0: relative, 1.5 times the p95 measured with the backfill paused) the p95 of
-     * this node's pushes the pauses between batches steer to;
+     * {@code max-push-p95-ms} (default 0: relative, 1.5 times the p95 measured with the backfill paused, at least
+     * 5 ms) the p95 of this node's pushes the pauses between batches steer to;
      * {@code definitions}: configured column-copy projections, {@code name@version:source->target[,...]}.
      */
     public record BackfillSettings(boolean enabled, int batchSize, long intervalMs, long maxPushWaitMs,
@@ -475,7 +475,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         long batch = positive(config, "syncular.backfill.batch-size", 1000);
         if (batch > 10_000) throw new ConfigException("syncular.backfill.batch-size must be at most 10000");
         long interval = positive(config, "syncular.backfill.interval-ms", 1000);
-        long maxPushWait = positive(config, "syncular.backfill.max-push-wait-ms", 5);
+        long maxPushWait = positive(config, "syncular.backfill.max-push-wait-ms", 2);
         long pause = atLeastZero(config, "syncular.backfill.pause-ms", 0);
         long maxPushP95 = atLeastZero(config, "syncular.backfill.max-push-p95-ms", 0);
         List<syncular.jakarta.host.BackfillDefinition> definitions;

@@ -34,7 +34,7 @@ import syncular.jakarta.wire.PushResult;
  *
  * <pre>mvn -o -q test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=syncular.jakarta.migration.BackfillBench -Dbench.rows=1000000 -Dbench.batch=500 \
- *     [-Dbench.only=alone|traffic] [-Dbench.writers=4] [-Dbench.max-wait=5] [-Dbench.max-p95=0]
+ *     [-Dbench.only=alone|traffic] [-Dbench.writers=4] [-Dbench.max-wait=2] [-Dbench.max-p95=0]
  *     [-Dbench.seconds=N] [-Dbench.before-s=20]</pre>
  * With writers, they push alone for {@code bench.before-s} seconds first (the p95 the backfill's is compared to),
  * then the backfill starts while they go on.
@@ -114,7 +114,7 @@ public final class BackfillBench {
             storage.ensureSchema(v2, declarations.current());
             BackfillRunner runner = new BackfillRunner(storage, syncular.jakarta.storage.UnitTransactions.of(storage),
                     () -> v2,
-                    declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 5),
+                    declarations, System::currentTimeMillis, batch, Long.getLong("bench.max-wait", 2),
                     Long.getLong("bench.max-p95", 0), syncular.jakarta.events.ServerEvents.NONE);
             List<Long> lat = Collections.synchronizedList(new ArrayList<>());
             List<Long> before = Collections.synchronizedList(new ArrayList<>());
@@ -131,41 +131,60 @@ public final class BackfillBench {
             // the writers push new source rows, so activation answers stale until they stop: they run for the
             // whole first (full) pass, which is what the throughput and the p95 are measured over
             long t0 = System.nanoTime();
-            long fullPassMs = -1;
-            long fullPassBatches = 0;
             // -Dbench.seconds=N: measure the first N seconds of the pass only (rows/s over them), a quick comparison
             long limitNanos = Long.getLong("bench.seconds", 0) * 1_000_000_000L;
             long[] lastReport = {t0, 0, 0, 0};   // at, pass rows, batches, latencies seen
-            int passRows = 0;
-            while (!storage.pendingCheckpoints(2, declarations.names()).isEmpty()) {
-                runner.drain(0, () -> System.nanoTime() - lastReport[0] < 10_000_000_000L);
-                BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
+            // the first pass as last seen (looked at every 200 ms during the drain): rows, nanos since t0, batches,
+            // and 1 once it ended (exhausted, or a later pass seen: the activation found it stale and went on)
+            long[] first = {0, 0, 0, 0};
+            long[] lastLook = {t0};
+            java.util.function.BooleanSupplier keepGoing = () -> {
                 long now = System.nanoTime();
-                if (pass != null && now - lastReport[0] >= 10_000_000_000L) {
+                if (now - lastLook[0] >= 200_000_000L) {
+                    lastLook[0] = now;
+                    BackfillPass pass = storage.backfillProgress().get(0).pass().orElse(null);
+                    if (pass != null && pass.pass() == 1) {
+                        first[0] = pass.passRows();
+                        first[1] = now - t0;
+                        first[2] = pass.batches();
+                        if (pass.exhausted()) first[3] = 1;
+                    } else if (pass != null) {
+                        first[3] = 1;
+                    }
+                }
+                return first[3] == 0 && now - lastReport[0] < 10_000_000_000L
+                        && (limitNanos == 0 || now - t0 < limitNanos);
+            };
+            boolean measured = false;
+            while (!storage.pendingCheckpoints(2, declarations.names()).isEmpty()) {
+                runner.drain(0, measured ? () -> true : keepGoing);
+                if (measured) continue;
+                long now = System.nanoTime();
+                if (now - lastReport[0] >= 10_000_000_000L && first[3] == 0) {
                     // a trace every 10 s: rows/s, mean batch and the pushes' p95 of the interval
                     List<Long> window;
                     synchronized (lat) { window = new ArrayList<>(lat.subList((int) lastReport[3], lat.size())); }
                     Collections.sort(window);
                     System.out.printf(Locale.ROOT,
                             "  t=%.0fs rows=%d (%.0f rows/s, mean batch %.0f) pushes %d p95 %s ms%n", (now - t0) / 1e9,
-                            pass.passRows(), (pass.passRows() - lastReport[1]) * 1e9 / (now - lastReport[0]),
-                            (pass.passRows() - lastReport[1]) / (double) Math.max(1, pass.batches() - lastReport[2]),
+                            first[0], (first[0] - lastReport[1]) * 1e9 / (now - lastReport[0]),
+                            (first[0] - lastReport[1]) / (double) Math.max(1, first[2] - lastReport[2]),
                             window.size(), window.isEmpty() ? "–" : String.format(Locale.ROOT, "%.2f",
                                     window.get((int) (window.size() * 0.95)) / 1e6));
                     lastReport[0] = now;
-                    lastReport[1] = pass.passRows();
-                    lastReport[2] = pass.batches();
+                    lastReport[1] = first[0];
+                    lastReport[2] = first[2];
                     lastReport[3] += window.size();
                 }
-                if (fullPassMs < 0 && pass != null && (pass.pass() > 1 || pass.exhausted()
-                        || (limitNanos > 0 && now - t0 >= limitNanos))) {
-                    fullPassMs = (now - t0) / 1_000_000;
-                    fullPassBatches = pass.pass() == 1 ? pass.batches() : -1;
-                    passRows = (int) pass.passRows();
+                if (first[3] == 1 || (limitNanos > 0 && now - t0 >= limitNanos)) {
+                    measured = true;
                     stop.set(true);
-                    if (limitNanos > 0 && !pass.exhausted()) break;
+                    if (first[3] == 0) break;   // the limit: the pass is not followed to its end
                 }
             }
+            long fullPassMs = first[1] / 1_000_000;
+            long fullPassBatches = first[2];
+            int passRows = (int) first[0];
             long totalMs = (System.nanoTime() - t0) / 1_000_000;
             for (Thread t : threads) t.join();
             print(writers == 0 ? "backfill alone (full pass)" : "backfill + " + writers + " push writers (full pass)",

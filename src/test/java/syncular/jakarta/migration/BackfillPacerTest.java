@@ -99,7 +99,21 @@ class BackfillPacerTest {
                 assertEquals(15 * MS, pacer.targetNanos(), "the first probe's pushes are still in the pool");
             }
         }
-        assertEquals(5 * MS, pacer.targetNanos(), "never below the push-wait bound (1.5 x 2 ms = 3 ms)");
+        assertEquals(5 * MS, pacer.targetNanos(), "never below 5 ms (1.5 x 2 ms = 3 ms)");
+    }
+
+    @Test
+    void theRelativeTargetsFloorIsFiveMillisecondsWhateverTheHoldBoundUnlessTheBoundIsLonger() {
+        for (long[] c : new long[][] {{2, 5}, {5, 5}, {8, 8}}) {   // push-wait bound ms, target ms for a 2 ms p95
+            BackfillPacer pacer = new BackfillPacer(500, c[0], 0, now::get);
+            pushes(pacer, 1, 2 * MS);
+            assertEquals(BackfillPacer.PROBE_NANOS, pacer.pauseNanos());
+            now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
+            pushes(pacer, 40, 2 * MS);
+            now.addAndGet(BackfillPacer.PROBE_NANOS / 2);
+            pacer.pauseNanos();
+            assertEquals(c[1] * MS, pacer.targetNanos(), "bound " + c[0] + " ms");
+        }
     }
 
     @Test
