@@ -33,6 +33,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import syncular.jakarta.sync.bench.PlainWebSocket;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.ErrorFrame;
 import syncular.jakarta.wire.PullHeader;
@@ -250,9 +251,9 @@ class RealtimeIT extends DatabaseIsolation {
     void aPipelinedSecondRoundClosesTheConnection() throws Exception {
         SyncTestClient client = new SyncTestClient(uri(), "rt-pipeline", "L-round");
         client.round(List.of(client.upsert("pipe-0", "the partition row exists", null)));
-        byte[] slowPush = RealtimeTestSocket.tag(0x01, RequestEncoder.encode(new RequestMessage(1, List.of(
+        byte[] slowPush = PlainWebSocket.tagged(0x01, RequestEncoder.encode(new RequestMessage(1, List.of(
                 new ReqHeader(client.clientId, 1), client.upsert("pipe-1", "waits for the partition lock", null)))));
-        byte[] tagged = RealtimeTestSocket.tag(0x01, pullRequest(client));
+        byte[] tagged = PlainWebSocket.tagged(0x01, pullRequest(client));
         try (RealtimeTestSocket socket = connect(client.clientId); Connection holder = It.jdbc()) {
             socket.nextEvent(10);
             // the first round is still in flight when the second arrives: its push waits on the lock held here

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import syncular.jakarta.sync.bench.PlainWebSocket;
 import syncular.jakarta.sync.bench.WholeMessages;
 import syncular.jakarta.wire.Json;
 import syncular.jakarta.wire.RealtimeControl;
@@ -111,7 +112,7 @@ final class RealtimeTestSocket extends WholeMessages implements AutoCloseable {
 
     /** Sends a request as one 0x01 chunk and collects the 0x01 response chunks through END. */
     byte[] round(byte[] request) throws Exception {
-        sendBinary(tag(RealtimeControl.TAG_ROUND, request));
+        sendBinary(PlainWebSocket.tagged(RealtimeControl.TAG_ROUND, request));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         while (true) {
             Object m = next(30);
@@ -136,13 +137,6 @@ final class RealtimeTestSocket extends WholeMessages implements AutoCloseable {
             if (type == 0) return p == all.length;
         }
         return false;
-    }
-
-    static byte[] tag(int tag, byte[] payload) {
-        byte[] b = new byte[payload.length + 1];
-        b[0] = (byte) tag;
-        System.arraycopy(payload, 0, b, 1, payload.length);
-        return b;
     }
 
     /** The close code and reason, waiting up to {@code seconds}. */

@@ -147,11 +147,14 @@ public final class PlainWebSocket implements AutoCloseable {
     }
 
     /** One binary message, in one masked frame: a realtime tag (SPEC §8.7: 0x01 a round), then {@code payload}. */
-    public void sendTagged(int tag, byte[] payload) throws IOException {
+    public void sendTagged(int tag, byte[] payload) throws IOException { send(0x2, tagged(tag, payload)); }
+
+    /** A realtime binary message's bytes: the tag (SPEC §8.7), then {@code payload}. */
+    public static byte[] tagged(int tag, byte[] payload) {
         byte[] tagged = new byte[payload.length + 1];
         tagged[0] = (byte) tag;
         System.arraycopy(payload, 0, tagged, 1, payload.length);
-        send(0x2, tagged);
+        return tagged;
     }
 
     /** One text message, in one masked frame. */
