@@ -65,7 +65,12 @@ public final class RealtimeSocketBench {
         final String clientId;
         final Map<String, List<String>> scope;
         final CompletableFuture<Void> registered = new CompletableFuture<>();
-        final Map<Long, Long> arrivals = new ConcurrentHashMap<>();
+        /**
+         * The delta messages as they arrived (when, and the message after its tag), decoded only after the run: a
+         * decode per message on the reading thread was CPU the driver took from the two cores the server uses.
+         */
+        final java.util.Queue<Arrival> received = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        final AtomicInteger deltas = new AtomicInteger();
         final AtomicInteger wakes = new AtomicInteger();
         volatile PlainWebSocket ws;
 
@@ -73,6 +78,19 @@ public final class RealtimeSocketBench {
             this.uri = uri;
             this.clientId = clientId;
             this.scope = scope;
+        }
+
+        /** commitSeq → when its delta arrived (the first time). */
+        Map<Long, Long> arrivals() {
+            Map<Long, Long> out = new java.util.HashMap<>();
+            for (Arrival a : received) {
+                ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(a.message(), 1,
+                        a.message().length));
+                for (ResponseFrame f : delta.frames()) {
+                    if (f instanceof CommitFrame c) out.putIfAbsent(c.commitSeq(), a.nanos());
+                }
+            }
+            return out;
         }
 
         @Override
@@ -106,11 +124,8 @@ public final class RealtimeSocketBench {
                         continue;
                     }
                     if (m.binary()[0] == RealtimeControl.TAG_ROUND) continue;
-                    ResponseMessage delta = ResponseDecoder.decode(Arrays.copyOfRange(m.binary(), 1,
-                            m.binary().length));
-                    for (ResponseFrame f : delta.frames()) {
-                        if (f instanceof CommitFrame c) arrivals.putIfAbsent(c.commitSeq(), now);
-                    }
+                    received.add(new Arrival(now, m.binary()));
+                    deltas.incrementAndGet();
                 }
             } catch (IOException | RuntimeException e) {
                 // the end of the run closes the socket (EOF, or the socket closed under the read)
@@ -118,6 +133,9 @@ public final class RealtimeSocketBench {
             }
         }
     }
+
+    /** A delta message as it arrived: when ({@link System#nanoTime()}) and its bytes, tag included. */
+    record Arrival(long nanos, byte[] message) { }
 
     public static void main(String[] args) throws Exception {
         URI pushBase = URI.create(args[0]);
@@ -166,10 +184,9 @@ public final class RealtimeSocketBench {
             long next = t0 + interval * 1_000_000L;
             while (System.nanoTime() < next) Thread.sleep(1);
         }
-        // let the last deltas arrive
+        // let the last deltas arrive: a delta message per commit, each socket (decoded and matched below)
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline && clients.stream().anyMatch(c -> !c.arrivals.keySet()
-                .containsAll(sentAt.keySet()))) {
+        while (System.nanoTime() < deadline && clients.stream().anyMatch(c -> c.deltas.get() < commits)) {
             Thread.sleep(50);
         }
 
@@ -177,8 +194,9 @@ public final class RealtimeSocketBench {
         int n = 0;
         int missing = 0;
         for (Client c : clients) {
+            Map<Long, Long> arrivals = c.arrivals();
             for (Map.Entry<Long, Long> sent : sentAt.entrySet()) {
-                Long arrived = c.arrivals.get(sent.getKey());
+                Long arrived = arrivals.get(sent.getKey());
                 if (arrived == null) missing++;
                 else latencies[n++] = arrived - sent.getValue();
             }
