@@ -3,7 +3,6 @@ package syncular.jakarta.realtime;
 import java.lang.System.Logger.Level;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -11,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -48,7 +48,8 @@ import syncular.jakarta.wire.WireVersion;
  * socket rounds on an executor through the very same {@link SyncHandler} as {@code POST /sync} (§8.7), keeps presence
  * (§8.6) and sends heartbeats (§8.5). Fanout never waits on a socket: each session has a bounded {@link Outbox}.
  *
- * <p>Thread-safe. Feed callbacks arrive on the feed's single thread; socket callbacks on container threads.
+ * <p>Thread-safe. Feed callbacks arrive on the feed's single thread, which hands a commit's deliveries past the first
+ * {@link #FANOUT_SLICE} sessions to the fanout executor and waits for them; socket callbacks on container threads.
  */
 public final class RealtimeHub implements CommitFeed.Listener {
     private static final System.Logger LOG = System.getLogger(RealtimeHub.class.getName());
@@ -59,6 +60,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
     private final Supplier<Optional<Context>> context;
     private final CommitFeed feed;
     private final Executor rounds;
+    /** Where a commit's deliveries beyond the first {@link #FANOUT_SLICE} sessions run, a slice each. */
+    private final Executor fanout;
     private volatile RealtimeSettings settings;
     private final Map<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     /**
@@ -75,16 +78,21 @@ public final class RealtimeHub implements CommitFeed.Listener {
     private final AtomicInteger connections = new AtomicInteger();
     private final Map<String, AtomicInteger> perActor = new ConcurrentHashMap<>();
 
-    public RealtimeHub(Supplier<Optional<Context>> context, CommitFeed feed, Executor rounds,
+    /**
+     * {@code rounds}: where socket rounds and cursor writes run; {@code fanout}: where a commit's deliveries to more
+     * than {@link #FANOUT_SLICE} sessions run beside the feed's thread ({@code Runnable::run}: all on that thread).
+     */
+    public RealtimeHub(Supplier<Optional<Context>> context, CommitFeed feed, Executor rounds, Executor fanout,
                        RealtimeSettings settings) {
-        this(context, feed, rounds, settings, () -> System.nanoTime() / 1_000_000);
+        this(context, feed, rounds, fanout, settings, () -> System.nanoTime() / 1_000_000);
     }
 
-    public RealtimeHub(Supplier<Optional<Context>> context, CommitFeed feed, Executor rounds,
+    public RealtimeHub(Supplier<Optional<Context>> context, CommitFeed feed, Executor rounds, Executor fanout,
                        RealtimeSettings settings, LongSupplier ticker) {
         this.context = context;
         this.feed = feed;
         this.rounds = rounds;
+        this.fanout = fanout;
         this.settings = settings;
         this.ticker = ticker;
     }
@@ -306,19 +314,42 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
         int maxDelta = settings.maxDeltaBytes();
         long started = System.nanoTime();
-        int reached = 0;
+        AtomicInteger reached = new AtomicInteger();
         // one filtering and encoding per distinct (wire, epoch, registrations), shared by the sessions that have it
-        Map<RealtimeSession.DeltaKey, byte[]> encoded = new HashMap<>();
-        for (RealtimeSession s : sessions) {
+        Map<RealtimeSession.DeltaKey, byte[]> encoded = new ConcurrentHashMap<>();
+        List<RealtimeSession> all = List.copyOf(sessions);
+        // a socket write costs its sender tens of microseconds (mostly the kernel's): slices of the sessions go out
+        // beside the feed's thread, which delivers the first and waits for the others, so the next commit reaches
+        // no session before this one did
+        List<CompletableFuture<Void>> others = new ArrayList<>();
+        for (int from = FANOUT_SLICE; from < all.size(); from += FANOUT_SLICE) {
+            List<RealtimeSession> slice = all.subList(from, Math.min(all.size(), from + FANOUT_SLICE));
+            Runnable delivery = () -> deliver(slice, commit.get(), maxDelta, now, encoded, reached);
             try {
-                s.deliver(commit.get(), maxDelta, now, encoded);
-                reached++;
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "delivering commit " + commitSeq + " to a realtime session failed", e);
+                others.add(CompletableFuture.runAsync(delivery, fanout));
+            } catch (RejectedExecutionException full) {
+                delivery.run();
             }
         }
-        events().emit(new ServerEvent.FanoutCompleted(now, partition, commitSeq, reached,
+        deliver(all.subList(0, Math.min(all.size(), FANOUT_SLICE)), commit.get(), maxDelta, now, encoded, reached);
+        for (CompletableFuture<Void> f : others) f.join();
+        events().emit(new ServerEvent.FanoutCompleted(now, partition, commitSeq, reached.get(),
                 (System.nanoTime() - started) / 1_000));
+    }
+
+    /** Sessions a commit's fanout delivers to on one thread. */
+    static final int FANOUT_SLICE = 256;
+
+    private static void deliver(List<RealtimeSession> sessions, StoredCommit commit, int maxDelta, long now,
+                                Map<RealtimeSession.DeltaKey, byte[]> encoded, AtomicInteger reached) {
+        for (RealtimeSession s : sessions) {
+            try {
+                s.deliver(commit, maxDelta, now, encoded);
+                reached.incrementAndGet();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "delivering commit " + commit.commitSeq() + " to a realtime session failed", e);
+            }
+        }
     }
 
     /**

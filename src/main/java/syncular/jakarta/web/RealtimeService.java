@@ -27,7 +27,8 @@ import syncular.jakarta.wire.ErrorCode;
 
 /**
  * Wires the realtime hub into the container: the commit feed's listening loop on a managed thread, socket rounds
- * on a pool of {@value #ROUND_THREADS} managed threads, the §8.5 heartbeat on the managed scheduler. Started with the
+ * on a pool of {@value #ROUND_THREADS} managed threads, a commit's deliveries beyond the first slice of sessions on a
+ * pool of a managed thread per core, the §8.5 heartbeat on the managed scheduler. Started with the
  * first socket, so a server nobody connects to holds no extra connection.
  *
  * <p>The round pool's threads come from the container's managed thread factory, so a round runs with the
@@ -60,9 +61,13 @@ public class RealtimeService {
     static final int ROUND_THREADS = 16;
     /** Socket rounds that may wait for a thread. */
     static final int ROUND_QUEUE = 10_000;
+    /** Fanout slices that may wait for a thread (the feed delivers one commit at a time; a full queue, inline). */
+    static final int FANOUT_QUEUE = 256;
 
     private RealtimeHub hub;
     private ThreadPoolExecutor rounds;
+    /** A commit's deliveries beside the feed's thread (RealtimeHub.FANOUT_SLICE sessions each): a thread a core. */
+    private ThreadPoolExecutor fanout;
     private PostgresCommitFeed feed;
     private ScheduledFuture<?> heartbeat;
     private ScheduledFuture<?> sweep;
@@ -84,10 +89,13 @@ public class RealtimeService {
         rounds = new ThreadPoolExecutor(ROUND_THREADS, ROUND_THREADS, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(ROUND_QUEUE), threads);
         rounds.allowCoreThreadTimeOut(true);
+        int cores = Runtime.getRuntime().availableProcessors();
+        fanout = new ThreadPoolExecutor(cores, cores, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(FANOUT_QUEUE),
+                threads);
+        fanout.allowCoreThreadTimeOut(true);
         hub = new RealtimeHub(() -> runtime.parts().map(p -> new RealtimeHub.Context(p.storage(), p.handler(),
                 p.schema(), p.resolver(), p.clock(), p.config().limits().maxRequestBytes(), runtime.events())), feed,
-                rounds,
-                effective(config.realtime()));
+                rounds, fanout, effective(config.realtime()));
         PostgresCommitFeed started = feed;
         RealtimeHub listener = hub;
         io.micrometer.core.instrument.Gauge.builder("syncular.sockets.open", listener, RealtimeHub::openSockets)
@@ -155,6 +163,7 @@ public class RealtimeService {
         if (hub != null) hub.closeAll(1001, "server shutting down");
         if (feed != null) feed.close();
         if (rounds != null) rounds.shutdownNow();
+        if (fanout != null) fanout.shutdownNow();
     }
 
     private static Connection listenConnection(SyncularConfig config, DataSource pool) throws java.sql.SQLException {

@@ -73,6 +73,8 @@ class RealtimeHubTest {
         final PostgresCommitFeed feed;
         final RealtimeHub hub;
         final LinkedBlockingQueue<Runnable> rounds = new LinkedBlockingQueue<>();
+        /** Two threads beside the feed's, as a two-core node has. */
+        final java.util.concurrent.ExecutorService fanout = java.util.concurrent.Executors.newFixedThreadPool(2);
         final Thread feedThread;
 
         Node() { this(UnaryOperator.identity()); }
@@ -85,7 +87,7 @@ class RealtimeHubTest {
             feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
             RealtimeHub.Context ctx = new RealtimeHub.Context(view.apply(storage), handler, schema, everything, clock,
                     1 << 20, syncular.jakarta.events.ServerEvents.NONE);
-            hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS);
+            hub = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, fanout, RealtimeSettings.DEFAULTS);
             feedThread = new Thread(() -> feed.run(hub));
             feedThread.start();
             for (int i = 0; i < 200 && !feed.listening(); i++) sleep(25);
@@ -99,7 +101,7 @@ class RealtimeHubTest {
     }
 
     /** A socket that records what the server sent and how it closed. */
-    static final class Recorder implements SocketChannel {
+    static class Recorder implements SocketChannel {
         final LinkedBlockingQueue<Object> sent = new LinkedBlockingQueue<>();
         volatile String closed;
 
@@ -148,6 +150,7 @@ class RealtimeHubTest {
         for (Node n : nodes) {
             n.feed.close();
             n.feedThread.join(5_000);
+            n.fanout.shutdownNow();
         }
         db.close();
     }
@@ -309,6 +312,48 @@ class RealtimeHubTest {
                 Arrays.copyOfRange(theirs, 1, theirs.length)).frames().get(2)).commitSeq());
         assertEquals("s-p2", assertInstanceOf(SubStart.class, ResponseDecoder.decode(
                 Arrays.copyOfRange(theirs, 1, theirs.length)).frames().get(1)).id());
+    }
+
+    /** Issue 15: past {@code FANOUT_SLICE} sessions a commit goes out from more than one thread, still in order. */
+    @Test
+    void aCommitReachesSessionsPastOneSliceFromMoreThanOneThreadAndCommitsStayInOrder() throws Exception {
+        Node n = nodes.get(0);
+        int count = 2 * RealtimeHub.FANOUT_SLICE + 88;
+        List<ThreadRecorder> sockets = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String reader = "fan-" + i;
+            n.handler.handle(actor, pull(reader, "p1", -1));
+            ThreadRecorder socket = new ThreadRecorder();
+            n.hub.connect(actor, reader, socket);
+            sockets.add(socket);
+        }
+        List<Long> seqs = new ArrayList<>();
+        for (int c = 0; c < 3; c++) seqs.add(push(n, "writer", "f" + c, "p1"));
+        java.util.Set<String> senders = new java.util.HashSet<>();
+        for (ThreadRecorder socket : sockets) {
+            List<Long> got = new ArrayList<>();
+            while (got.size() < 3) {
+                Object o = socket.next();
+                if (o instanceof String) continue;   // hello
+                byte[] b = (byte[]) o;
+                got.add(assertInstanceOf(CommitFrame.class, ResponseDecoder.decode(Arrays.copyOfRange(b, 1,
+                        b.length)).frames().get(2)).commitSeq());
+            }
+            assertEquals(seqs, got, "every commit, once each, in commit order");
+            senders.addAll(socket.threads);
+        }
+        assertTrue(senders.size() >= 2, () -> "delivered from " + senders);
+    }
+
+    /** A {@link Recorder} that also notes which threads sent to it. */
+    static final class ThreadRecorder extends Recorder {
+        final java.util.Set<String> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        @Override
+        public void sendBinary(ByteBuffer data, Consumer<Throwable> done) {
+            threads.add(Thread.currentThread().getName());
+            super.sendBinary(data, done);
+        }
     }
 
     /** Issue 13 items 3 and 6: the socket's clientId meets the same rules as the HTTP request header's. */

@@ -100,7 +100,7 @@ class RealtimeLimitsTest {
 
     private RealtimeHub hub(RealtimeSettings settings) {
         RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, schema, everything, clock, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
-        return new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, settings, tick::get);
+        return new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, Runnable::run, settings, tick::get);
     }
 
     @AfterEach
@@ -262,8 +262,8 @@ class RealtimeLimitsTest {
         ScopeResolver changing = identity -> grant.get();
         SyncHandler h = new SyncHandler(storage, () -> schema, List::of, changing, clock, sync, null, Validation.NONE, Leases.OFF);
         RealtimeHub.Context ctx = new RealtimeHub.Context(storage, h, schema, changing, clock, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
-        RealtimeHub own = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, RealtimeSettings.DEFAULTS,
-                tick::get);
+        RealtimeHub own = new RealtimeHub(() -> Optional.of(ctx), feed, rounds::add, Runnable::run,
+                RealtimeSettings.DEFAULTS, tick::get);
         Recorder socket = new Recorder();
         RealtimeSession session = own.connect(actor, "regrant", socket);
         socket.sent.clear();

@@ -170,7 +170,8 @@ class RoundTripBudgetTest {
                 new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, -1, null))));
         RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, all, () -> 1_000L, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
         try (PostgresCommitFeed feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500)) {
-            RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, RealtimeSettings.DEFAULTS);
+            RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, Runnable::run,
+                    RealtimeSettings.DEFAULTS);
             counting.reset();
             RealtimeSession session = hub.connect(actor, "c1", new SocketChannel() {
                 @Override

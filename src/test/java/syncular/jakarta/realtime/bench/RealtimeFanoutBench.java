@@ -77,7 +77,8 @@ public final class RealtimeFanoutBench {
             syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS, 1000), null, Validation.NONE, Leases.OFF);
             PostgresCommitFeed feed = new PostgresCommitFeed(db::rawConnection, db, 200, 1_000);
             RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, ALL, CLOCK, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
-            RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, RealtimeSettings.DEFAULTS);
+            RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, Runnable::run,
+                    RealtimeSettings.DEFAULTS);
             Thread t = new Thread(() -> feed.run(hub), "feed");
             t.start();
             while (!feed.listening()) Thread.sleep(10);
