@@ -37,8 +37,10 @@ import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
 
 /**
- * Commit-to-delta latency through real WebSockets (issue #8 benchmark; NOT a test). N blocking WebSocket clients
- * ({@link PlainWebSocket}, a thread each) connect to {@code /realtime} of one server, each registers a subscription
+ * Commit-to-delta latency through real WebSockets (issue #8 benchmark; NOT a test). N WebSocket clients
+ * ({@link PlainWebSocket}) connect to {@code /realtime} of one server, each on a thread of its own until it has
+ * registered, then read by one {@link SelectorReader} (or, with {@code -Dbench.readers=threads}, by its own thread
+ * to the end); each registers a subscription
  * on one shared list by a socket round (§8.7) and acks its cursor (the post-round ack, §8.2); then C one-row commits
  * are pushed over HTTP to a (possibly different) server, one every {@code interval} ms. t0 = just before each push
  * is sent; t1 = when a socket has received the whole delta message carrying that commitSeq. One latency per
@@ -72,12 +74,15 @@ public final class RealtimeSocketBench {
         final java.util.Queue<Arrival> received = new java.util.concurrent.ConcurrentLinkedQueue<>();
         final AtomicInteger deltas = new AtomicInteger();
         final AtomicInteger wakes = new AtomicInteger();
+        /** The selector that reads the socket once it is registered; null: this client's thread reads it. */
+        final SelectorReader reader;
         volatile PlainWebSocket ws;
 
-        Client(URI uri, String clientId, Map<String, List<String>> scope) {
+        Client(URI uri, String clientId, Map<String, List<String>> scope, SelectorReader reader) {
             this.uri = uri;
             this.clientId = clientId;
             this.scope = scope;
+            this.reader = reader;
         }
 
         /** commitSeq → when its delta arrived (the first time). */
@@ -93,9 +98,23 @@ public final class RealtimeSocketBench {
             return out;
         }
 
+        /** A message the socket received at {@code now}: a delta is kept, a wake-up counted. */
+        void received(boolean text, byte[] payload, long now) {
+            if (text) {
+                if (new String(payload, StandardCharsets.UTF_8).contains("\"sync\"")) wakes.incrementAndGet();
+                return;
+            }
+            if (payload[0] == RealtimeControl.TAG_ROUND) return;
+            received.add(new Arrival(now, payload));
+            deltas.incrementAndGet();
+        }
+
         @Override
         public void run() {
-            try (PlainWebSocket socket = PlainWebSocket.connect(uri, (int) TimeUnit.MINUTES.toMillis(10))) {
+            PlainWebSocket socket = null;
+            try {
+                socket = reader == null ? PlainWebSocket.connect(uri, (int) TimeUnit.MINUTES.toMillis(10))
+                        : PlainWebSocket.connectChannel(uri, (int) TimeUnit.MINUTES.toMillis(10));
                 ws = socket;
                 PlainWebSocket.Message hello = socket.read();
                 if (!hello.isText() || !hello.text().contains("\"hello\"")) {
@@ -115,21 +134,24 @@ public final class RealtimeSocketBench {
                             .mapToLong(f -> ((SubEnd) f).nextCursor()).findFirst().orElseThrow();
                 }
                 socket.sendText("{\"type\":\"ack\",\"cursor\":" + cursor + "}");
+                if (reader != null) {
+                    reader.add(socket.detach(), this::received);   // read from here on by the selector's thread
+                    socket = null;
+                    ws = null;
+                    registered.complete(null);
+                    return;
+                }
                 registered.complete(null);
                 while (true) {
                     PlainWebSocket.Message m = socket.read();
                     long now = System.nanoTime();
-                    if (m.isText()) {
-                        if (m.text().contains("\"sync\"")) wakes.incrementAndGet();
-                        continue;
-                    }
-                    if (m.binary()[0] == RealtimeControl.TAG_ROUND) continue;
-                    received.add(new Arrival(now, m.binary()));
-                    deltas.incrementAndGet();
+                    received(m.isText(), m.isText() ? m.text().getBytes(StandardCharsets.UTF_8) : m.binary(), now);
                 }
             } catch (IOException | RuntimeException e) {
                 // the end of the run closes the socket (EOF, or the socket closed under the read)
                 registered.completeExceptionally(e);
+            } finally {
+                if (socket != null) socket.close();
             }
         }
     }
@@ -150,12 +172,19 @@ public final class RealtimeSocketBench {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(10)).build();
         long[] before = memory(socketServer);
+        // -Dbench.readers=threads: every socket read by a thread of its own to the end (the driver before 2026-12-06)
+        SelectorReader reader = "threads".equals(System.getProperty("bench.readers")) ? null : new SelectorReader();
+        if (reader != null) {
+            Thread t = new Thread(reader, "selector");
+            t.setDaemon(true);
+            t.start();
+        }
         List<Client> clients = new ArrayList<>();
         long connectStart = System.nanoTime();
         for (int i = 0; i < sockets; i++) {
             String clientId = list + "-c" + i;
             URI uri = URI.create(socketBase.toString().replaceFirst("^http", "ws") + "realtime?clientId=" + clientId);
-            Client c = new Client(uri, clientId, scope);
+            Client c = new Client(uri, clientId, scope, reader);
             Thread t = new Thread(null, c, "socket-" + i, 256 * 1024);
             t.setDaemon(true);
             t.start();
@@ -204,8 +233,9 @@ public final class RealtimeSocketBench {
         long[] got = Arrays.copyOf(latencies, n);
         Arrays.sort(got);
         int wakes = clients.stream().mapToInt(c -> c.wakes.get()).sum();
-        System.out.printf("sockets %d (connected and registered in %.1f s), commits %d every %d ms, push → %s, "
-                + "sockets on %s%n", sockets, connectSeconds, commits, interval, pushBase, socketBase);
+        System.out.printf("sockets %d (connected and registered in %.1f s, read by %s), commits %d every %d ms, "
+                + "push → %s, sockets on %s%n", sockets, connectSeconds,
+                reader == null ? "a thread each" : "a selector", commits, interval, pushBase, socketBase);
         System.out.printf("deltas %,d  missing %d  wakes %d  p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms%n",
                 got.length, missing, wakes, percentileMs(got, 0.50), percentileMs(got, 0.95),
                 percentileMs(got, 0.99),
@@ -216,7 +246,11 @@ public final class RealtimeSocketBench {
                     (after[0] - before[0]) / (double) sockets, before[1] / 1024, after[1] / 1024,
                     (after[1] - before[1]) / (double) sockets);
         }
-        for (Client c : clients) c.ws.close();
+        if (reader != null) {
+            reader.closeAll();
+        } else {
+            for (Client c : clients) c.ws.close();
+        }
         Thread.sleep(500);
     }
 

@@ -43,9 +43,35 @@ public final class PlainWebSocket implements AutoCloseable {
 
     /** Connects to {@code uri} ({@code ws:} only) and completes the opening handshake. */
     public static PlainWebSocket connect(URI uri, int timeoutMs) throws IOException {
+        return connect(uri, timeoutMs, new Socket());
+    }
+
+    /**
+     * {@link #connect(URI, int)} over a {@link java.nio.channels.SocketChannel} (in blocking mode), so that the
+     * connection can later be {@linkplain #detach detached} to a selector.
+     */
+    public static PlainWebSocket connectChannel(URI uri, int timeoutMs) throws IOException {
+        return connect(uri, timeoutMs, java.nio.channels.SocketChannel.open().socket());
+    }
+
+    /** The connection's channel and what this reader had already buffered of it, past the last message read. */
+    public record Detached(java.nio.channels.SocketChannel channel, byte[] buffered) { }
+
+    /**
+     * Hands the connection over (one made by {@link #connectChannel}): this object must not be used afterwards. The
+     * channel is still in blocking mode.
+     */
+    public Detached detach() throws IOException {
+        java.nio.channels.SocketChannel channel = socket.getChannel();
+        if (channel == null) throw new IllegalStateException("not connected through a channel");
+        out.flush();
+        byte[] buffered = in.readNBytes(in.available());
+        return new Detached(channel, buffered);
+    }
+
+    private static PlainWebSocket connect(URI uri, int timeoutMs, Socket s) throws IOException {
         if (!"ws".equalsIgnoreCase(uri.getScheme())) throw new IllegalArgumentException("ws only: " + uri);
         int port = uri.getPort() > 0 ? uri.getPort() : 80;
-        Socket s = new Socket();
         s.setTcpNoDelay(true);
         s.setSoTimeout(timeoutMs);
         s.connect(new InetSocketAddress(uri.getHost(), port), timeoutMs);
@@ -161,24 +187,29 @@ public final class PlainWebSocket implements AutoCloseable {
     public void sendText(String text) throws IOException { send(0x1, text.getBytes(StandardCharsets.UTF_8)); }
 
     private void send(int opcode, byte[] payload) throws IOException {
-        out.write(0x80 | opcode);
+        out.write(frame(opcode, payload));
+        out.flush();
+    }
+
+    /** One final client frame (masked, RFC 6455 §5.3) of {@code opcode} carrying {@code payload}. */
+    public static byte[] frame(int opcode, byte[] payload) {
+        ByteArrayOutputStream f = new ByteArrayOutputStream(payload.length + 14);
+        f.write(0x80 | opcode);
         if (payload.length < 126) {
-            out.write(0x80 | payload.length);
+            f.write(0x80 | payload.length);
         } else if (payload.length <= 0xFFFF) {
-            out.write(0x80 | 126);
-            out.write(payload.length >>> 8);
-            out.write(payload.length);
+            f.write(0x80 | 126);
+            f.write(payload.length >>> 8);
+            f.write(payload.length);
         } else {
-            out.write(0x80 | 127);
-            for (int shift = 56; shift >= 0; shift -= 8) out.write((int) ((long) payload.length >>> shift));
+            f.write(0x80 | 127);
+            for (int shift = 56; shift >= 0; shift -= 8) f.write((int) ((long) payload.length >>> shift));
         }
         byte[] mask = new byte[4];
         ThreadLocalRandom.current().nextBytes(mask);
-        out.write(mask);
-        byte[] masked = new byte[payload.length];
-        for (int i = 0; i < payload.length; i++) masked[i] = (byte) (payload[i] ^ mask[i & 3]);
-        out.write(masked);
-        out.flush();
+        f.writeBytes(mask);
+        for (int i = 0; i < payload.length; i++) f.write(payload[i] ^ mask[i & 3]);
+        return f.toByteArray();
     }
 
     /** A close frame (1000), then the connection closed without waiting for the server's answer. */
