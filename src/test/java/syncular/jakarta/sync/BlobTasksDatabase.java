@@ -59,7 +59,13 @@ final class BlobTasksDatabase implements AutoCloseable {
     /** One commit of {@code ops} by {@code actor} from client-1, through the processor's group commit. */
     static PushProcessor.Outcome push(PushProcessor processor, Identity actor, Map<String, List<String>> allowed,
                                       String commitId, PushCommit.Operation... ops) {
-        return Pushes.one(processor, new PushProcessor.RequestScope(actor, "client-1", 2), SCHEMA, allowed,
+        return Pushes.outcome(processor.push(batch(actor, allowed, commitId, ops)));
+    }
+
+    /** The batch {@link #push} pushes: one commit of {@code ops} by {@code actor} from client-1. */
+    static PushProcessor.Batch batch(Identity actor, Map<String, List<String>> allowed, String commitId,
+                                     PushCommit.Operation... ops) {
+        return Pushes.batch(new PushProcessor.RequestScope(actor, "client-1", 2), SCHEMA, allowed,
                 new PushCommit(commitId, List.of(ops)));
     }
 }

@@ -206,12 +206,8 @@ class PushBlobCrdtTest {
     }
 
     private PushProcessor.Outcome rowsFirst(String commitId, PushCommit.Operation... ops) {
-        PushProcessor.Batch batch = new PushProcessor.Batch(
-                new PushProcessor.RequestScope(new Identity("actor-1", partition), "client-1", 2),
-                BlobTasksDatabase.SCHEMA, ALL, List.of(new PushCommit(commitId, List.of(ops))), underLock -> { });
-        PushProcessor.Pushed pushed = storage.inTransaction(partition, tx -> push.pushRowsFirst(tx, batch));
-        if (pushed.failure() != null) throw pushed.failure();
-        return pushed.outcomes().get(0);
+        PushProcessor.Batch batch = BlobTasksDatabase.batch(new Identity("actor-1", partition), ALL, commitId, ops);
+        return Pushes.outcome(storage.inTransaction(partition, tx -> push.pushRowsFirst(tx, batch)));
     }
 
     @Test

@@ -11,8 +11,17 @@ final class Pushes {
 
     static PushProcessor.Outcome one(PushProcessor processor, PushProcessor.RequestScope scope, CompiledSchema schema,
                                      Map<String, List<String>> allowed, PushCommit commit) {
-        PushProcessor.Pushed pushed = processor.push(new PushProcessor.Batch(scope, schema, allowed, List.of(commit),
-                underLock -> { }));
+        return outcome(processor.push(batch(scope, schema, allowed, commit)));
+    }
+
+    /** A request's batch of the one {@code commit}, with no check under the lock. */
+    static PushProcessor.Batch batch(PushProcessor.RequestScope scope, CompiledSchema schema,
+                                     Map<String, List<String>> allowed, PushCommit commit) {
+        return new PushProcessor.Batch(scope, schema, allowed, List.of(commit), underLock -> { });
+    }
+
+    /** The outcome of a one-commit push; its failure thrown. */
+    static PushProcessor.Outcome outcome(PushProcessor.Pushed pushed) {
         if (pushed.failure() != null) throw pushed.failure();
         return pushed.outcomes().get(0);
     }
