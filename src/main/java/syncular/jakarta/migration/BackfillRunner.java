@@ -83,6 +83,8 @@ public final class BackfillRunner {
      */
     private final Set<String> yieldedLast = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+    private static String checkpointKey(String partition, String name) { return partition + "\u0000" + name; }
+
     /**
      * {@code maxBatchSize}: source rows per batch at most; {@code maxPushWaitMs}: while others push to the partition,
      * how long a batch's rows may hold its push lock; {@code maxPushP95Ms}: the p95 of this node's pushes the pauses
@@ -227,7 +229,7 @@ public final class BackfillRunner {
                 if (yielded(e)) {
                     // a push wanted one of the batch's rows, or the lock took longer than the yield timeout: the
                     // push went first, as it must; nothing of the batch committed
-                    yieldedLast.add(p.partition() + "\u0000" + p.name());
+                    yieldedLast.add(checkpointKey(p.partition(), p.name()));
                     LOG.log(System.Logger.Level.INFO, "backfill batch of {0} in partition {1} yielded to a push "
                             + "({2}) and rolled back; the next tick retries it under the partition lock",
                             p.name(), p.partition(), e);
@@ -264,7 +266,7 @@ public final class BackfillRunner {
     /** One batch transaction, exactly as the class comment says. */
     public Batch runBatch(String partition, BackfillDefinition def) {
         CompiledSchema running = schema.get();
-        boolean rowsFirst = !yieldedLast.remove(partition + "\u0000" + def.name());
+        boolean rowsFirst = !yieldedLast.remove(checkpointKey(partition, def.name()));
         List<String> sources = def.sourceTables().stream().sorted().toList();
         Batch batch = units.backfillBatch(partition, tx -> {
             if (!tx.tryLockBackfillBatch(def.name())) {
