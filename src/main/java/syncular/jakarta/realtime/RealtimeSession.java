@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -432,7 +433,32 @@ public final class RealtimeSession {
      * What a delta's bytes depend on besides the commit: the wire version, the log epoch and the registrations
      * (ids, tables, effective scopes). Sessions with equal keys get the same bytes for a commit.
      */
-    record DeltaKey(int wireVersion, String logEpoch, List<Registration> registrations) { }
+    static final class DeltaKey {
+        private final int wireVersion;
+        private final String logEpoch;
+        private final List<Registration> registrations;
+        /** Computed once: a commit's fanout looks the key up once per session (the registrations hash deeply). */
+        private final int hash;
+
+        DeltaKey(int wireVersion, String logEpoch, List<Registration> registrations) {
+            this.wireVersion = wireVersion;
+            this.logEpoch = logEpoch;
+            this.registrations = registrations;
+            this.hash = Objects.hash(wireVersion, logEpoch, registrations);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return this == o || o instanceof DeltaKey k && hash == k.hash && wireVersion == k.wireVersion
+                    && Objects.equals(logEpoch, k.logEpoch) && registrations.equals(k.registrations);
+        }
+
+        @Override
+        public int hashCode() { return hash; }
+    }
+
+    /** This session's current {@link DeltaKey}; null after its registrations changed. Guarded by {@code this}. */
+    private DeltaKey deltaKey;
 
     /** Stands for "no registration of this key matches the commit": nothing to send. */
     private static final byte[] NO_DELTA = new byte[0];
@@ -449,8 +475,10 @@ public final class RealtimeSession {
             lastKnownSeq = Math.max(lastKnownSeq, commit.commitSeq());
             notifyAll();   // a round waiting for its own commits (awaitOwnCommits)
             if (commit.commitSeq() <= cursor) return;   // the client already has it (pulled or acked)
-            byte[] delta = encoded.computeIfAbsent(new DeltaKey(wireVersion, logEpoch, registrations),
-                    k -> encodeDelta(commit));
+            if (deltaKey == null || deltaKey.wireVersion != wireVersion) {
+                deltaKey = new DeltaKey(wireVersion, logEpoch, registrations);
+            }
+            byte[] delta = encoded.computeIfAbsent(deltaKey, k -> encodeDelta(commit));
             if (delta == NO_DELTA) return;
             if (roundInFlight || wakePending) {
                 // §8.7: no delta inside a round's stream; §8.2: deltas must be cursor-contiguous
@@ -539,6 +567,7 @@ public final class RealtimeSession {
 
     synchronized void replaceRegistrations(List<Registration> next, Set<String> keys) {
         registrations = List.copyOf(next);
+        deltaKey = null;
         scopeKeys = Set.copyOf(keys);
     }
 

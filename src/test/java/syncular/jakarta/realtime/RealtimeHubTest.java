@@ -46,6 +46,7 @@ import syncular.jakarta.wire.RequestFrame;
 import syncular.jakarta.wire.RequestMessage;
 import syncular.jakarta.wire.ResponseDecoder;
 import syncular.jakarta.wire.ResponseMessage;
+import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.SubStart;
 import syncular.jakarta.wire.Subscription;
 
@@ -312,6 +313,48 @@ class RealtimeHubTest {
                 Arrays.copyOfRange(theirs, 1, theirs.length)).frames().get(2)).commitSeq());
         assertEquals("s-p2", assertInstanceOf(SubStart.class, ResponseDecoder.decode(
                 Arrays.copyOfRange(theirs, 1, theirs.length)).frames().get(1)).id());
+    }
+
+    /**
+     * Issue 15: a session keeps its delta key between commits; a round that replaces its registrations must leave
+     * the encoding it shared with sessions of the old registrations (either order of the two sessions would send one
+     * of them the other's delta, or none).
+     */
+    @Test
+    void aRoundThatReplacesRegistrationsStopsSharingTheOldEncoding() throws Exception {
+        Node n = nodes.get(0);
+        List<Recorder> sockets = new ArrayList<>();
+        List<RealtimeSession> sessions = new ArrayList<>();
+        for (String reader : List.of("stays", "moves")) {
+            n.handler.handle(actor, pull(reader, "p1", -1));
+            Recorder socket = new Recorder();
+            sessions.add(n.hub.connect(actor, reader, socket));
+            socket.nextText();
+            sockets.add(socket);
+        }
+        long first = push(n, "writer", "k1", "p1");
+        for (Recorder socket : sockets) {
+            assertEquals(first, assertInstanceOf(CommitFrame.class, socket.nextBinary(0x00).frames().get(2))
+                    .commitSeq(), "both sessions had the key of p1");
+        }
+
+        Recorder moves = sockets.get(1);
+        sessions.get(1).onBinary(tagged(pull("moves", "p2", -1)));
+        n.runRounds();
+        ResponseMessage round = moves.nextBinary(0x01);
+        long cursor = round.frames().stream().filter(SubEnd.class::isInstance)
+                .mapToLong(f -> ((SubEnd) f).nextCursor()).findFirst().orElseThrow();
+        sessions.get(1).onText("{\"type\":\"ack\",\"cursor\":" + cursor + "}");
+
+        long p2 = push(n, "writer", "k2", "p2");
+        ResponseMessage theirs = moves.nextBinary(0x00);
+        assertEquals("s-p2", assertInstanceOf(SubStart.class, theirs.frames().get(1)).id());
+        assertEquals(p2, assertInstanceOf(CommitFrame.class, theirs.frames().get(2)).commitSeq());
+        long p1 = push(n, "writer", "k3", "p1");
+        ResponseMessage mine = sockets.get(0).nextBinary(0x00);
+        assertEquals(p1, assertInstanceOf(CommitFrame.class, mine.frames().get(2)).commitSeq(),
+                "the session of p1 got p1's commit and not p2's");
+        assertNull(moves.sent.poll(200, TimeUnit.MILLISECONDS), "the moved session gets nothing of p1");
     }
 
     /** Issue 15: past {@code FANOUT_SLICE} sessions a commit goes out from more than one thread, still in order. */
