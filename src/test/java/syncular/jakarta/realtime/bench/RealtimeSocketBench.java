@@ -4,9 +4,6 @@ import static syncular.jakarta.sync.bench.BenchSupport.percentileMs;
 
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import syncular.jakarta.sync.bench.BenchSupport;
+import syncular.jakarta.sync.bench.PlainHttp;
 import syncular.jakarta.sync.bench.PlainWebSocket;
 import syncular.jakarta.wire.CommitFrame;
 import syncular.jakarta.wire.PullHeader;
@@ -169,8 +167,9 @@ public final class RealtimeSocketBench {
         Map<String, List<String>> scope = Map.of("list_id", List.of(list));
         Optional<ProcessHandle> socketServer = serverOn(socketBase.getPort());
 
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(10)).build();
+        // one persistent blocking connection for the pushes: the JDK HttpClient's hand-offs to its selector thread
+        // added about 2.7 ms to every push (and so to every latency) on this 2-vCPU VM, 2026-12-06
+        PlainHttp http = new PlainHttp(pushBase.resolve("sync"), "application/vnd.syncular.sync.v2", 30_000);
         long[] before = memory(socketServer);
         // -Dbench.readers=threads: every socket read by a thread of its own to the end (the driver before 2026-12-06)
         SelectorReader reader = "threads".equals(System.getProperty("bench.readers")) ? null : new SelectorReader();
@@ -196,22 +195,28 @@ public final class RealtimeSocketBench {
         long[] after = memory(socketServer);
 
         Map<Long, Long> sentAt = new ConcurrentHashMap<>();
+        long[] pushes = new long[commits];
+        // CPU while the commits are pushed and fanned out (both share this machine's cores): this process, and the
+        // socket server when it runs here
+        Duration driverCpu0 = cpu(Optional.of(ProcessHandle.current()));
+        Duration serverCpu0 = cpu(socketServer);
         for (int n = 0; n < commits; n++) {
             String id = list + "-row-" + n;
             byte[] body = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(list + "-writer", 1),
                     new PushCommit(list + "-w" + n, List.of(PushCommit.Operation.upsert("todos", id, null,
                             BenchSupport.todo(id, list, "realtime " + n, false, n)))))));
             long t0 = System.nanoTime();
-            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(pushBase.resolve("sync"))
-                    .header("Content-Type", "application/vnd.syncular.sync.v2")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) throw new IllegalStateException("push: HTTP " + r.statusCode());
+            PlainHttp.Response r = http.post(body);
+            if (r.status() != 200) throw new IllegalStateException("push: HTTP " + r.status());
             PushResult p = (PushResult) ResponseDecoder.decode(r.body()).frames().stream()
                     .filter(PushResult.class::isInstance).findFirst().orElseThrow();
             if (p.status() != PushResult.Status.APPLIED) throw new IllegalStateException("push " + p.status());
+            pushes[n] = System.nanoTime() - t0;
             sentAt.put(p.commitSeq(), t0);
             long next = t0 + interval * 1_000_000L;
-            while (System.nanoTime() < next) Thread.sleep(1);
+            // one sleep to the next push (a 1 ms sleep loop woke this thread ~100 times a commit on the shared cores)
+            long wait = next - System.nanoTime();
+            if (wait > 0) TimeUnit.NANOSECONDS.sleep(wait);
         }
         // let the last deltas arrive: a delta message per commit, each socket (decoded and matched below)
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -219,6 +224,8 @@ public final class RealtimeSocketBench {
             Thread.sleep(50);
         }
 
+        Duration driverCpu = cpu(Optional.of(ProcessHandle.current())).minus(driverCpu0);
+        Duration serverCpu = cpu(socketServer).minus(serverCpu0);
         long[] latencies = new long[sockets * commits];
         int n = 0;
         int missing = 0;
@@ -240,6 +247,12 @@ public final class RealtimeSocketBench {
                 got.length, missing, wakes, percentileMs(got, 0.50), percentileMs(got, 0.95),
                 percentileMs(got, 0.99),
                 got.length == 0 ? 0 : got[got.length - 1] / 1e6);
+        System.out.printf("CPU while pushed and fanned out: driver %.2f s, socket server %.2f s (%.1f / %.1f µs a "
+                + "delta)%n", driverCpu.toMillis() / 1e3, serverCpu.toMillis() / 1e3,
+                driverCpu.toNanos() / 1e3 / Math.max(1, got.length), serverCpu.toNanos() / 1e3 / Math.max(1, got.length));
+        Arrays.sort(pushes);
+        System.out.printf("push round trips (t0 to the push's response, within the latencies above): p50 %.2f ms  "
+                + "p95 %.2f ms%n", percentileMs(pushes, 0.50), percentileMs(pushes, 0.95));
         if (socketServer.isPresent()) {
             System.out.printf("socket server memory: RSS %d → %d MiB (%.1f KiB per connection), heap used after GC "
                     + "%d → %d MiB (%.1f KiB per connection)%n", before[0] / 1024, after[0] / 1024,
@@ -251,9 +264,15 @@ public final class RealtimeSocketBench {
         } else {
             for (Client c : clients) c.ws.close();
         }
+        http.close();
         Thread.sleep(500);
     }
 
+
+    /** A process's CPU time so far (zero when unknown or not on this machine). */
+    private static Duration cpu(Optional<ProcessHandle> process) {
+        return process.flatMap(p -> p.info().totalCpuDuration()).orElse(Duration.ZERO);
+    }
 
     private static Optional<ProcessHandle> serverOn(int port) {
         return ProcessHandle.allProcesses().filter(p -> p.info().commandLine()

@@ -55,11 +55,10 @@ final class SelectorReader implements Runnable {
     public void run() {
         try {
             while (!Thread.currentThread().isInterrupted()) {
-                selector.select();
+                // each ready socket handed over as it is found, without the selected-key set's add, walk and clear
+                selector.select(key -> ((Connection) key.attachment()).readable(System.nanoTime()));
                 long now = System.nanoTime();
                 for (Connection c; (c = joining.poll()) != null; ) c.join(now);
-                for (SelectionKey key : selector.selectedKeys()) ((Connection) key.attachment()).readable(now);
-                selector.selectedKeys().clear();
             }
         } catch (IOException e) {
             throw new IllegalStateException("the driver's selector failed", e);
@@ -69,7 +68,8 @@ final class SelectorReader implements Runnable {
     private final class Connection {
         final SocketChannel channel;
         final Sink sink;
-        ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
+        /** Direct, so a read lands in it without the copy through a temporary direct buffer a heap one costs. */
+        ByteBuffer buffer = ByteBuffer.allocateDirect(16 * 1024);
         ByteArrayOutputStream fragments;
         boolean fragmentsText;
 
@@ -176,7 +176,7 @@ final class SelectorReader implements Runnable {
 
     /** A buffer of at least {@code capacity} holding what {@code b} holds (in write mode, as {@code b} is). */
     private static ByteBuffer grow(ByteBuffer b, int capacity) {
-        ByteBuffer bigger = ByteBuffer.allocate(Math.max(capacity, b.capacity() * 2));
+        ByteBuffer bigger = ByteBuffer.allocateDirect(Math.max(capacity, b.capacity() * 2));
         b.flip();
         bigger.put(b);
         return bigger;

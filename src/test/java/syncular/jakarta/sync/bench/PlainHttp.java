@@ -25,9 +25,9 @@ import java.util.Locale;
  * or an end of stream before a response began on a reused connection, the keep-alive race) is replaced; a request is
  * sent again only in that race, when the server read nothing of it.
  */
-final class PlainHttp implements AutoCloseable {
+public final class PlainHttp implements AutoCloseable {
     /** A response: the status code and the body, decoded from chunks if it was chunked. */
-    record Response(int status, byte[] body) { }
+    public record Response(int status, byte[] body) { }
 
     private final URI uri;
     private final byte[] head;
@@ -41,7 +41,7 @@ final class PlainHttp implements AutoCloseable {
      * {@code uri}: the POST target (http only); {@code headers}: extra header lines ({@code "Name: value"}), sent
      * with every request after {@code Host}, {@code Content-Type} and before {@code Content-Length}.
      */
-    PlainHttp(URI uri, String contentType, int timeoutMs, String... headers) {
+    public PlainHttp(URI uri, String contentType, int timeoutMs, String... headers) {
         if (!"http".equalsIgnoreCase(uri.getScheme())) throw new IllegalArgumentException("http only: " + uri);
         this.uri = uri;
         this.timeoutMs = timeoutMs;
@@ -58,7 +58,7 @@ final class PlainHttp implements AutoCloseable {
         this.head = h.toString().getBytes(StandardCharsets.ISO_8859_1);
     }
 
-    Response post(byte[] body) throws IOException {
+    public Response post(byte[] body) throws IOException {
         boolean retried = false;
         while (true) {
             boolean wasReused = connect();
