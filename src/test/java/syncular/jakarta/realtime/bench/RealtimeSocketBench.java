@@ -194,6 +194,12 @@ public final class RealtimeSocketBench {
         Thread.sleep(2000);   // acks persisted, registrations settled
         long[] after = memory(socketServer);
 
+        // -Dbench.warmup=W: W commits first, the same way, neither timed nor counted (this driver is a fresh JVM each
+        // run: without them its first commits are read by code still being compiled, on the cores the server uses)
+        int warmup = Integer.getInteger("bench.warmup", 0);
+        for (int n = 0; n < warmup; n++) push(http, list, "warm-" + n, n, interval);
+        awaitDeltas(clients, warmup);
+
         Map<Long, Long> sentAt = new ConcurrentHashMap<>();
         long[] pushes = new long[commits];
         // CPU while the commits are pushed and fanned out (both share this machine's cores): this process, and the
@@ -201,28 +207,11 @@ public final class RealtimeSocketBench {
         Duration driverCpu0 = cpu(Optional.of(ProcessHandle.current()));
         Duration serverCpu0 = cpu(socketServer);
         for (int n = 0; n < commits; n++) {
-            String id = list + "-row-" + n;
-            byte[] body = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(list + "-writer", 1),
-                    new PushCommit(list + "-w" + n, List.of(PushCommit.Operation.upsert("todos", id, null,
-                            BenchSupport.todo(id, list, "realtime " + n, false, n)))))));
-            long t0 = System.nanoTime();
-            PlainHttp.Response r = http.post(body);
-            if (r.status() != 200) throw new IllegalStateException("push: HTTP " + r.status());
-            PushResult p = (PushResult) ResponseDecoder.decode(r.body()).frames().stream()
-                    .filter(PushResult.class::isInstance).findFirst().orElseThrow();
-            if (p.status() != PushResult.Status.APPLIED) throw new IllegalStateException("push " + p.status());
-            pushes[n] = System.nanoTime() - t0;
-            sentAt.put(p.commitSeq(), t0);
-            long next = t0 + interval * 1_000_000L;
-            // one sleep to the next push (a 1 ms sleep loop woke this thread ~100 times a commit on the shared cores)
-            long wait = next - System.nanoTime();
-            if (wait > 0) TimeUnit.NANOSECONDS.sleep(wait);
+            long[] pushed = push(http, list, String.valueOf(n), n, interval);
+            pushes[n] = pushed[2];
+            sentAt.put(pushed[0], pushed[1]);
         }
-        // let the last deltas arrive: a delta message per commit, each socket (decoded and matched below)
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline && clients.stream().anyMatch(c -> c.deltas.get() < commits)) {
-            Thread.sleep(50);
-        }
+        awaitDeltas(clients, warmup + commits);   // a delta message per commit, each socket (decoded and matched below)
 
         Duration driverCpu = cpu(Optional.of(ProcessHandle.current())).minus(driverCpu0);
         Duration serverCpu = cpu(socketServer).minus(serverCpu0);
@@ -268,6 +257,36 @@ public final class RealtimeSocketBench {
         Thread.sleep(500);
     }
 
+
+    /**
+     * One one-row commit pushed into {@code list}, then a sleep to {@code interval} ms after it was sent: answers
+     * {commitSeq, t0 (just before the push was sent), the push's round trip}.
+     */
+    private static long[] push(PlainHttp http, String list, String n, int position, int interval) throws Exception {
+        String id = list + "-row-" + n;
+        byte[] body = RequestEncoder.encode(new RequestMessage(1, List.of(new ReqHeader(list + "-writer", 1),
+                new PushCommit(list + "-w" + n, List.of(PushCommit.Operation.upsert("todos", id, null,
+                        BenchSupport.todo(id, list, "realtime " + n, false, position)))))));
+        long t0 = System.nanoTime();
+        PlainHttp.Response r = http.post(body);
+        if (r.status() != 200) throw new IllegalStateException("push: HTTP " + r.status());
+        PushResult p = (PushResult) ResponseDecoder.decode(r.body()).frames().stream()
+                .filter(PushResult.class::isInstance).findFirst().orElseThrow();
+        if (p.status() != PushResult.Status.APPLIED) throw new IllegalStateException("push " + p.status());
+        long[] pushed = {p.commitSeq(), t0, System.nanoTime() - t0};
+        // one sleep to the next push (a 1 ms sleep loop woke this thread ~100 times a commit on the shared cores)
+        long wait = t0 + interval * 1_000_000L - System.nanoTime();
+        if (wait > 0) TimeUnit.NANOSECONDS.sleep(wait);
+        return pushed;
+    }
+
+    /** Waits up to 30 s for every client to have received {@code deltas} delta messages. */
+    private static void awaitDeltas(List<Client> clients, int deltas) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline && clients.stream().anyMatch(c -> c.deltas.get() < deltas)) {
+            Thread.sleep(50);
+        }
+    }
 
     /** A process's CPU time so far (zero when unknown or not on this machine). */
     private static Duration cpu(Optional<ProcessHandle> process) {
