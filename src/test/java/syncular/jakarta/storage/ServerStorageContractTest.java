@@ -696,6 +696,36 @@ public abstract class ServerStorageContractTest {
         assertEquals(Optional.empty(), storage().getClientRecord(p, "nobody"));
     }
 
+    /**
+     * Issue 15: a request whose client record only moved its activity time, by less than the touch interval (1 s by
+     * default), leaves the stored row as it is; any other change, or an older activity time, is written at once.
+     */
+    @Test @Seed("SPEC §4.5 client records")
+    void aRecordThatOnlyMovedItsActivityTimeWithinTheTouchIntervalIsNotRewritten() {
+        String p = partition("touch-client");
+        List<ClientSubscription> subs = List.of(new ClientSubscription("s1", "tasks",
+                Map.of("project_id", List.of("p1"))));
+        storage().putClientRecord(p, new ClientRecord("c1", "actor", 2, 5, 1_000, subs));
+        java.util.function.Function<ClientRecord, ClientRecord> request = record -> {
+            try (StorageSession s = storage().openSession(p)) {
+                s.preamble(record.updatedAtMs(), "e-touch", schema().version(), record.clientId(), true);
+                s.recordClientThenReadGate(Optional.of(record), schema().version());
+            }
+            return storage().getClientRecord(p, record.clientId()).orElseThrow();
+        };
+        assertEquals(1_000, request.apply(new ClientRecord("c1", "actor", 2, 5, 1_500, subs)).updatedAtMs(),
+                "the same record half a second later: not rewritten");
+        assertEquals(new ClientRecord("c1", "actor", 2, 6, 1_600, subs),
+                request.apply(new ClientRecord("c1", "actor", 2, 6, 1_600, subs)), "a new cursor is written");
+        assertEquals(new ClientRecord("c1", "actor", 2, 6, 1_700, List.of()),
+                request.apply(new ClientRecord("c1", "actor", 2, 6, 1_700, List.of())), "new subscriptions too");
+        assertEquals(1_700, request.apply(new ClientRecord("c1", "actor", 2, 6, 2_650, List.of())).updatedAtMs());
+        assertEquals(2_700, request.apply(new ClientRecord("c1", "actor", 2, 6, 2_700, List.of())).updatedAtMs(),
+                "a whole interval after the stored activity time it is written again");
+        assertEquals(new ClientRecord("c2", "actor", 1, -1, 2_700, List.of()),
+                request.apply(new ClientRecord("c2", "actor", 1, -1, 2_700, List.of())), "a new client is written");
+    }
+
     // ---------------------------------------------------------- horizon, prune
 
     @Test @Seed("SPEC §4.6 horizon")

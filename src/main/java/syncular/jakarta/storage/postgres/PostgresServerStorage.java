@@ -652,6 +652,20 @@ public final class PostgresServerStorage implements ServerStorage {
               SET actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
                   subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms""";
 
+    /**
+     * Whether a request's client record differs from the one its preamble read ({@code stored}) only by an activity
+     * time less than the touch interval later: then the write is left out, as the partition registry's touch is
+     * (a client pulling every few milliseconds otherwise rewrote its row each time). Its activity time then lags by
+     * less than the interval; retention reads it against an active window of days.
+     */
+    boolean unchangedWithinTouchInterval(Optional<ClientRecord> stored, ClientRecord next) {
+        if (stored.isEmpty()) return false;
+        ClientRecord s = stored.get();
+        long age = next.updatedAtMs() - s.updatedAtMs();
+        return age >= 0 && age < touchIntervalMs && s.equals(new ClientRecord(next.clientId(), next.actorId(),
+                next.wireVersion(), next.cursor(), s.updatedAtMs(), next.subscriptions()));
+    }
+
     static int bindClientRecord(PreparedStatement ps, int i, String partition, ClientRecord r) throws SQLException {
         ps.setString(i++, partition);
         ps.setString(i++, r.clientId());

@@ -46,6 +46,8 @@ final class PostgresSession implements StorageSession {
     private final DataSource dataSource;
     private final String partition;
     private Connection connection;
+    /** The client record the preamble read: the request's own record write is compared with it. */
+    private Optional<ClientRecord> stored = Optional.empty();
 
     PostgresSession(PostgresServerStorage storage, DataSource dataSource, String partition) {
         this.storage = storage;
@@ -85,6 +87,7 @@ final class PostgresSession implements StorageSession {
                         }
                     }
                 });
+                stored = record[0];
                 return new RequestPreamble(registry[0], gate[0], record[0], head[0], head[1]);
             }
         });
@@ -104,7 +107,9 @@ final class PostgresSession implements StorageSession {
     @Override
     public ServeGate recordClientThenReadGate(Optional<ClientRecord> record, int runningSchemaVersion) {
         return on(c -> {
-            if (record.isEmpty()) return PostgresServerStorage.readServeGateOn(c, partition, runningSchemaVersion);
+            if (record.isEmpty() || storage.unchangedWithinTouchInterval(stored, record.get())) {
+                return PostgresServerStorage.readServeGateOn(c, partition, runningSchemaVersion);
+            }
             try (PreparedStatement ps = c.prepareStatement(RECORD_THEN_GATE)) {
                 int i = PostgresServerStorage.bindClientRecord(ps, 1, partition, record.get());
                 ps.setString(i++, partition);
