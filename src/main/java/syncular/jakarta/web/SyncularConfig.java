@@ -174,7 +174,8 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      *                                {@code partition-wait-ms}: requests of one partition handled / waiting at once
      * @param lockTimeoutMs           {@code syncular.limits.lock-timeout-ms}: a push's wait for its partition lock
      * @param partitionTouchIntervalMs {@code syncular.limits.partition-touch-interval-ms}: how stale a partition's
-     *                                registry activity time may get before a request rewrites it
+     *                                registry activity time (and an otherwise unchanged client record's) may get
+     *                                before a request rewrites it
      * @param segmentCacheBytes       {@code syncular.limits.segment-cache-bytes}: recently stored or served segment
      *                                bytes kept in memory per node for downloads (0: every download reads the
      *                                database)
