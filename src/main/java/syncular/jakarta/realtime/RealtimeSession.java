@@ -457,7 +457,10 @@ public final class RealtimeSession {
         public int hashCode() { return hash; }
     }
 
-    /** This session's current {@link DeltaKey}; null after its registrations changed. Guarded by {@code this}. */
+    /**
+     * This session's current {@link DeltaKey}, built at its first delta; rebuilt after a round changed the
+     * registrations (null then) or the wire version. Guarded by {@code this}.
+     */
     private DeltaKey deltaKey;
 
     /** Stands for "no registration of this key matches the commit": nothing to send. */

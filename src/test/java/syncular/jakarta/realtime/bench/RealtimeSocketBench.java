@@ -40,11 +40,14 @@ import syncular.jakarta.wire.Subscription;
  * registered, then read by one {@link SelectorReader} (or, with {@code -Dbench.readers=threads}, by its own thread
  * to the end); each registers a subscription
  * on one shared list by a socket round (§8.7) and acks its cursor (the post-round ack, §8.2); then C one-row commits
- * are pushed over HTTP to a (possibly different) server, one every {@code interval} ms. t0 = just before each push
- * is sent; t1 = when a socket has received the whole delta message carrying that commitSeq. One latency per
- * (socket, commit); every socket must receive every commit, or the run reports what was missing. Also reports the
+ * are pushed over one persistent HTTP connection to a (possibly different) server, one every {@code interval} ms.
+ * t0 = just before each push is sent; t1 = when a socket has received the whole delta message carrying that
+ * commitSeq. One latency per (socket, commit); every socket must receive every commit, or the run reports what was
+ * missing. Also reports the
  * server's memory per idle registered connection (VmRSS and, after a forced GC through {@code jcmd}, heap used;
- * before the sockets → after).
+ * before the sockets → after), the pushes' round trips, and the CPU this driver and the socket server (when it runs
+ * on this machine) used while the timed commits were pushed and fanned out. With {@code -Dbench.warmup=W}, W
+ * commits are pushed and awaited first, untimed.
  *
  * <p>Against servers with fixed auth and the demo schema (the {@code mvn -Prun} default): {@code java -cp
  * target/test-classes:target/classes syncular.jakarta.realtime.bench.RealtimeSocketBench <push base> <socket base>
@@ -238,7 +241,8 @@ public final class RealtimeSocketBench {
                 got.length == 0 ? 0 : got[got.length - 1] / 1e6);
         System.out.printf("CPU while pushed and fanned out: driver %.2f s, socket server %.2f s (%.1f / %.1f µs a "
                 + "delta)%n", driverCpu.toMillis() / 1e3, serverCpu.toMillis() / 1e3,
-                driverCpu.toNanos() / 1e3 / Math.max(1, got.length), serverCpu.toNanos() / 1e3 / Math.max(1, got.length));
+                driverCpu.toNanos() / 1e3 / Math.max(1, got.length),
+                serverCpu.toNanos() / 1e3 / Math.max(1, got.length));
         Arrays.sort(pushes);
         System.out.printf("push round trips (t0 to the push's response, within the latencies above): p50 %.2f ms  "
                 + "p95 %.2f ms%n", percentileMs(pushes, 0.50), percentileMs(pushes, 0.95));
