@@ -124,28 +124,33 @@ public sealed interface ServerEvent {
     }
 
     /**
-     * A SQLite image segment (§5.3) built for a pull's context. Rows-lane pages are built per page and counted in
+     * A segment built for a pull's context and published for delivery by reference: a SQLite image (§5.3,
+     * {@code mediaType} "sqlite") or a rows page (§5.2, "rows"). Rows pages sent inline are counted in
      * {@code pull.served}.
      */
-    record SegmentBuilt(long atMs, String partition, String segmentId, String table, long bytes, long rows)
-            implements ServerEvent {
+    record SegmentBuilt(long atMs, String partition, String segmentId, String table, String mediaType, long bytes,
+                        long rows) implements ServerEvent {
         public String type() { return "segment.built"; }
 
-        public void details(Map<String, Object> m) { segment(m, segmentId, table, bytes, rows); }
+        public void details(Map<String, Object> m) { segment(m, segmentId, table, mediaType, bytes, rows); }
     }
 
-    /** A SQLite image segment (§5.3) reused: a live publication of the context, or one a concurrent pull built. */
-    record SegmentReused(long atMs, String partition, String segmentId, String table, long bytes, long rows)
-            implements ServerEvent {
+    /**
+     * A published segment reused for a pull: a live publication of its context (an image, or a rows page starting
+     * where the pull's does), or an image a concurrent pull built.
+     */
+    record SegmentReused(long atMs, String partition, String segmentId, String table, String mediaType, long bytes,
+                         long rows) implements ServerEvent {
         public String type() { return "segment.reused"; }
 
-        public void details(Map<String, Object> m) { segment(m, segmentId, table, bytes, rows); }
+        public void details(Map<String, Object> m) { segment(m, segmentId, table, mediaType, bytes, rows); }
     }
 
-    private static void segment(Map<String, Object> m, String segmentId, String table, long bytes, long rows) {
+    private static void segment(Map<String, Object> m, String segmentId, String table, String mediaType, long bytes,
+                                long rows) {
         m.put("segmentId", segmentId);
         m.put("table", table);
-        m.put("mediaType", "sqlite");
+        m.put("mediaType", mediaType);
         m.put("bytes", bytes);
         m.put("rows", rows);
     }

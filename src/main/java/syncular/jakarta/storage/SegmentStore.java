@@ -26,7 +26,11 @@ public interface SegmentStore {
     /** Stores the bytes (idempotent by content) and the publication; an equal context only extends its lifetime. */
     Publication publish(Publication publication, byte[] bytes);
 
-    /** Reuse: the newest live publication with exactly this context (pin and cursors included). */
+    /**
+     * Reuse: the newest publication of this context (pin included) that starts at the key's row cursor and is live at
+     * {@code nowMs}. The key's {@code nextRowCursor} is ignored: where a page ends follows from where it starts, the
+     * pin and the page's size, which the caller checks against what it would build.
+     */
     Optional<Publication> find(Key key, long nowMs);
 
     /** Every publication of a segment in one partition and log epoch, newest first (live or expired). */
@@ -51,5 +55,11 @@ public interface SegmentStore {
 
     /** The reuse key (§5.1): everything a publication's context is. */
     record Key(String partition, String logEpoch, String table, int schemaVersion, int mediaType, String scopeDigest,
-               long asOfCommitSeq, String rowCursor, String nextRowCursor) { }
+               long asOfCommitSeq, String rowCursor, String nextRowCursor) {
+        /** Whether {@code other} is this context starting at the same row cursor, wherever it ends. */
+        public boolean sameStart(Key other) {
+            return equals(new Key(other.partition, other.logEpoch, other.table, other.schemaVersion, other.mediaType,
+                    other.scopeDigest, other.asOfCommitSeq, other.rowCursor, nextRowCursor));
+        }
+    }
 }

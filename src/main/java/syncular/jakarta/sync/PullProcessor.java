@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ChangeOp;
@@ -22,6 +23,7 @@ import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.RowCodec;
 import syncular.jakarta.wire.RowsSegmentWriter;
 import syncular.jakarta.wire.SegmentInline;
+import syncular.jakarta.wire.SegmentRef;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.SubStart;
 import syncular.jakarta.wire.Subscription;
@@ -54,6 +56,16 @@ public final class PullProcessor {
     public interface SegmentPublisher {
         /** A rows segment (§5.2) of one page. */
         ResponseFrame publish(SegmentRequest request, byte[] segmentBytes);
+
+        /**
+         * A rows page already published in {@code request}'s context (pin, scopes, schema, log epoch) that starts at
+         * its row cursor and that {@code fits} the page this request would build, by reference: a storm of clients
+         * bootstrapping one pin reads and encodes each page once, not once per client (issue 15). Empty when there
+         * is none or it does not fit, and always from a publisher that keeps nothing it published (this default).
+         */
+        default Optional<SegmentRef> reuse(SegmentRequest request, Predicate<SegmentRef> fits) {
+            return Optional.empty();
+        }
 
         /**
          * §5.3: the whole-table SQLite image of the request's context, reused or built once ({@link SqliteImageLane});
@@ -197,6 +209,20 @@ public final class PullProcessor {
         boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
         boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
         for (int page = 0; page < limits.maxSnapshotPages(); page++) {
+            if (canExternal && budget.allows(REF_FRAME_BYTES)) {
+                long inlineUpTo = canInline ? inlineMaxBytes : -1;
+                Optional<SegmentRef> reused = segments.reuse(new SegmentRequest(session.partition(), logEpoch,
+                        table.name(), schema.version(), digest, asOf, 0, cursor, null,
+                        limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)),
+                        ref -> fits(ref, limits.limitSnapshotRows(), inlineUpTo, budget.maxBytes()));
+                if (reused.isPresent()) {
+                    frames.add(reused.get());
+                    budget.spend(REF_FRAME_BYTES);
+                    cursor = reused.get().nextRowCursor();
+                    if (cursor == null) return null;
+                    continue;
+                }
+            }
             List<StoredRow> scanned = session.scanRows(new RowScanQuery(table.name(),
                     new ScopeFilter(effective), cursor, limits.limitSnapshotRows() + 1));
             List<StoredRow> rows = scanned.size() > limits.limitSnapshotRows()
@@ -222,6 +248,17 @@ public final class PullProcessor {
             cursor = nextRowCursor;
         }
         return new Resume(cursor);
+    }
+
+    /**
+     * Whether a published page could be the page this request builds: no more rows than it asks for, and either
+     * exactly that many or the rest of the table; larger than a page it would send inline (up to
+     * {@code inlineUpTo} bytes, -1 when it cannot), and within the byte cap of a page sent by reference. Rows in it
+     * may be at versions newer than the pin, as in any page (below).
+     */
+    static boolean fits(SegmentRef ref, int limitRows, long inlineUpTo, long maxBytes) {
+        return ref.rowCount() <= limitRows && (ref.rowCount() == limitRows || ref.nextRowCursor() == null)
+                && ref.byteLength() > inlineUpTo && ref.byteLength() <= maxBytes;
     }
 
     /** One page's segment: its first {@code rows} rows of the scan, encoded. */

@@ -1,6 +1,9 @@
 package syncular.jakarta.sync;
 
 import java.util.Optional;
+import java.util.function.Predicate;
+import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ScopeFilter;
@@ -23,18 +26,33 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
     private final long ttlMs;
     private final Optional<SqliteImageLane> images;
     private final Optional<SegmentUrls> urls;
+    private final ServerEvents events;
 
     /**
      * {@code images}: the §5.3 lane, or empty when this server serves the rows lane only; {@code urls}: the §5.4
-     * issuer, or empty when segment URLs are off.
+     * issuer, or empty when segment URLs are off; {@code events}: a {@code segment.built} or {@code segment.reused}
+     * event per rows page published or reused (the image lane emits its own).
      */
     public SegmentPublishing(SegmentStore store, Clock clock, long ttlMs, Optional<SqliteImageLane> images,
-                             Optional<SegmentUrls> urls) {
+                             Optional<SegmentUrls> urls, ServerEvents events) {
         this.store = store;
         this.clock = clock;
         this.ttlMs = ttlMs;
         this.images = images;
         this.urls = urls;
+        this.events = events;
+    }
+
+    /** The {@code segment.built} or {@code segment.reused} event of a publication a pull got. */
+    static ServerEvent event(SegmentStore.Publication p, boolean reused, long nowMs) {
+        SegmentStore.Key k = p.key();
+        String mediaType = k.mediaType() == SegmentRef.MediaType.SQLITE.code() ? SegmentRef.MediaType.SQLITE.jsonName()
+                : SegmentRef.MediaType.ROWS.jsonName();
+        return reused
+                ? new ServerEvent.SegmentReused(nowMs, k.partition(), p.segmentId(), k.table(), mediaType,
+                        p.byteLength(), p.rowCount())
+                : new ServerEvent.SegmentBuilt(nowMs, k.partition(), p.segmentId(), k.table(), mediaType,
+                        p.byteLength(), p.rowCount());
     }
 
     @Override
@@ -48,11 +66,33 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
     public ResponseFrame publish(PullProcessor.SegmentRequest r, byte[] bytes) {
         long now = clock.nowMs();
         String id = SegmentStore.segmentId(bytes);
-        SegmentStore.Key key = new SegmentStore.Key(r.partition(), r.logEpoch(), r.table(), r.schemaVersion(),
-                SegmentRef.MediaType.ROWS.code(), r.scopeDigest(), r.asOfCommitSeq(), r.rowCursor(), r.nextRowCursor());
-        store.publish(new SegmentStore.Publication(id, key, bytes.length, r.rowCount(), now, now + ttlMs), bytes);
+        SegmentStore.Publication published = store.publish(new SegmentStore.Publication(id, rowsPage(r), bytes.length,
+                r.rowCount(), now, now + ttlMs), bytes);
+        events.emit(event(published, false, now));
         return withUrl(new SegmentRef(id, SegmentRef.MediaType.ROWS, r.table(), bytes.length, r.rowCount(),
                 r.asOfCommitSeq(), r.scopeDigest(), r.rowCursor(), r.nextRowCursor(), null, null), r);
+    }
+
+    /**
+     * Only a publication live for at least half a segment TTL more is reused, so that a client that gets its
+     * descriptor has about as long to download it as from a page built for it (§5.5: an expired one costs a retry).
+     */
+    @Override
+    public Optional<SegmentRef> reuse(PullProcessor.SegmentRequest r, Predicate<SegmentRef> fits) {
+        long now = clock.nowMs();
+        Optional<SegmentStore.Publication> live = store.find(rowsPage(r), now + ttlMs / 2);
+        if (live.isEmpty()) return Optional.empty();
+        SegmentStore.Publication p = live.get();
+        SegmentRef ref = new SegmentRef(p.segmentId(), SegmentRef.MediaType.ROWS, r.table(), p.byteLength(),
+                p.rowCount(), r.asOfCommitSeq(), r.scopeDigest(), r.rowCursor(), p.key().nextRowCursor(), null, null);
+        if (!fits.test(ref)) return Optional.empty();
+        events.emit(event(p, true, now));
+        return Optional.of(withUrl(ref, r));
+    }
+
+    private static SegmentStore.Key rowsPage(PullProcessor.SegmentRequest r) {
+        return new SegmentStore.Key(r.partition(), r.logEpoch(), r.table(), r.schemaVersion(),
+                SegmentRef.MediaType.ROWS.code(), r.scopeDigest(), r.asOfCommitSeq(), r.rowCursor(), r.nextRowCursor());
     }
 
     /** §4.2/§5.4 gating: a url only for a client that advertised bit 3, and only when this server issues them. */

@@ -9,7 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.image.SqliteImageWriter;
@@ -159,12 +158,7 @@ public final class SqliteImageLane {
     }
 
     private void emit(SegmentStore.Publication p, boolean reused) {
-        long now = clock.nowMs();
-        events.emit(reused
-                ? new ServerEvent.SegmentReused(now, p.key().partition(), p.segmentId(), p.key().table(),
-                        p.byteLength(), p.rowCount())
-                : new ServerEvent.SegmentBuilt(now, p.key().partition(), p.segmentId(), p.key().table(),
-                        p.byteLength(), p.rowCount()));
+        events.emit(SegmentPublishing.event(p, reused, clock.nowMs()));
     }
 
     private static void addAll(SqliteImageWriter image, TableSchema table, List<StoredRow> rows) {

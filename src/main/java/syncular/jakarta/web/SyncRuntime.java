@@ -235,7 +235,8 @@ public class SyncRuntime {
         SyncHandler handler = new SyncHandler(served, new ContainerUnits(pushGroups, backfillBatches, ds, served),
                 () -> schema, declarations::current, resolver, clock, settings,
                 new SegmentPublishing(segments, clock, settings.segmentTtlMs(), images(config, segments, clock,
-                        settings, telemetry.events()), segmentUrls), validation(), leases, blobs, telemetry.events());
+                        settings, telemetry.events()), segmentUrls, telemetry.events()), validation(), leases, blobs,
+                telemetry.events());
         Parts started = new Parts(config, schema, storage, handler, auth, resolver, clock, ds, runner, segments,
                 new SegmentDownload(storage, segments, resolver, clock, schema, declarations::current, signedUrls),
                 declarations,

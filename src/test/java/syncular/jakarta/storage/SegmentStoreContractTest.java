@@ -75,7 +75,7 @@ public abstract class SegmentStoreContractTest {
     }
 
     @Test
-    void aPageWithCursorsIsFoundByExactlyItsContext() {
+    void aPageIsFoundByItsContextAndWhereItStartsWhereverItEnds() {
         SegmentStore store = store();
         String p = partition("page");
         byte[] bytes = ("page " + p).getBytes(StandardCharsets.UTF_8);
@@ -83,9 +83,24 @@ public abstract class SegmentStoreContractTest {
         SegmentStore.Key page = new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 10, "row-3", "row-6");
         store.publish(new SegmentStore.Publication(id, page, bytes.length, 3, 0, 100), bytes);
         assertEquals(page, store.find(page, 50).orElseThrow().key());
-        assertTrue(store.find(new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 10, "row-3", null), 50).isEmpty());
+        assertEquals(page, store.find(new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 10, "row-3", null), 50)
+                .orElseThrow().key(), "the asker does not know where the page ends; the publication says");
+        assertTrue(store.find(new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 10, "row-2", "row-6"), 50).isEmpty(),
+                "where it starts is part of the context");
+        assertTrue(store.find(new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 10, null, "row-6"), 50).isEmpty(),
+                "a first page starts nowhere else");
         assertTrue(store.find(new SegmentStore.Key(p, "e", "tasks", 1, 2, "d", 10, "row-3", "row-6"), 50).isEmpty(),
                 "the media type is part of the context");
+        assertTrue(store.find(new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 11, "row-3", null), 50).isEmpty(),
+                "so is the pin");
+
+        // a second page from the same start (another page size) is the newer publication, and the one found
+        byte[] longer = ("longer page " + p).getBytes(StandardCharsets.UTF_8);
+        SegmentStore.Key longerPage = new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 10, "row-3", "row-9");
+        store.publish(new SegmentStore.Publication(SegmentStore.segmentId(longer), longerPage, longer.length, 6, 10,
+                100), longer);
+        assertEquals(longerPage, store.find(new SegmentStore.Key(p, "e", "tasks", 1, 1, "d", 10, "row-3", null), 50)
+                .orElseThrow().key());
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.s3.S3ProxySupport;
 import syncular.jakarta.storage.s3.S3SegmentStore;
@@ -43,7 +44,7 @@ class PresignedSegmentUrlsTest {
     @Test
     void aBit3DescriptorCarriesTheBucketsPresignedGetAndOthersNone() throws Exception {
         SegmentPublishing publishing = new SegmentPublishing(store, () -> 1_000, 60_000, Optional.empty(),
-                Optional.of(new PresignedSegmentUrls(store, 300_000)));
+                Optional.of(new PresignedSegmentUrls(store, 300_000)), ServerEvents.NONE);
         byte[] bytes = "two rows, encoded".getBytes(StandardCharsets.UTF_8);
 
         SegmentRef ref = (SegmentRef) publishing.publish(request(true), bytes);

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import syncular.jakarta.events.ServerEvents;
 import syncular.jakarta.host.Clock;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.host.ScopeResolver;
@@ -84,7 +85,7 @@ class SignedUrlDeliveryTest {
                         SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(), SyncSettings.DEFAULTS.admission(),
                         SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit()),
                 new SegmentPublishing(segments, clock, segmentTtlMs, Optional.of(lane),
-                        urls.map(SegmentUrls.class::cast)), Validation.NONE,
+                        urls.map(SegmentUrls.class::cast), ServerEvents.NONE), Validation.NONE,
                 Leases.OFF);
     }
 

@@ -110,7 +110,8 @@ class SqliteImageLaneTest {
                 published::add);
         return new SyncHandler(storage, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
                 System::currentTimeMillis, SyncSettings.DEFAULTS,
-                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty()),
+                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty(),
+                        syncular.jakarta.events.ServerEvents.NONE),
                 Validation.NONE, Leases.OFF);
     }
 
@@ -306,7 +307,8 @@ class SqliteImageLaneTest {
                 syncular.jakarta.events.ServerEvents.NONE);
         SyncHandler h = new SyncHandler(counted, () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")),
                 System::currentTimeMillis, SyncSettings.DEFAULTS,
-                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty()),
+                new SegmentPublishing(store, System::currentTimeMillis, 3_600_000, Optional.of(lane), Optional.empty(),
+                        syncular.jakarta.events.ServerEvents.NONE),
                 Validation.NONE, Leases.OFF);
         Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("image-connections"));
         seed(h, actor, "p1", 0, 50);

@@ -51,9 +51,10 @@ public final class PostgresSegmentStore implements SegmentStore {
     private static final String INSERT_SEGMENT =
             "INSERT INTO sync_segments(segment_id, bytes, created_at_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING";
     private static final String SAME_BYTES = "SELECT bytes = ? FROM sync_segments WHERE segment_id = ?";
-    private static final String CONTEXT = "partition = ? AND log_epoch = ? AND tbl = ? AND schema_version = ?"
-            + " AND media_type = ? AND scope_digest = ? AND as_of_commit_seq = ?"
-            + " AND row_cursor IS NOT DISTINCT FROM ? AND next_row_cursor IS NOT DISTINCT FROM ?";
+    /** A context up to where its page starts: what {@link #find} matches. */
+    private static final String CONTEXT_START = "partition = ? AND log_epoch = ? AND tbl = ? AND schema_version = ?"
+            + " AND media_type = ? AND scope_digest = ? AND as_of_commit_seq = ? AND row_cursor IS NOT DISTINCT FROM ?";
+    private static final String CONTEXT = CONTEXT_START + " AND next_row_cursor IS NOT DISTINCT FROM ?";
     private static final String EXTEND = "UPDATE sync_segment_publications SET expires_at_ms = GREATEST(expires_at_ms, ?)"
             + " WHERE segment_id = ? AND " + CONTEXT;
     private static final String INSERT_PUBLICATION = "INSERT INTO sync_segment_publications(segment_id, partition,"
@@ -62,7 +63,7 @@ public final class PostgresSegmentStore implements SegmentStore {
     private static final String COLUMNS = "segment_id, partition, log_epoch, tbl, schema_version, media_type,"
             + " scope_digest, as_of_commit_seq, row_cursor, next_row_cursor, byte_length, row_count, created_at_ms,"
             + " expires_at_ms";
-    private static final String FIND = "SELECT " + COLUMNS + " FROM sync_segment_publications WHERE " + CONTEXT
+    private static final String FIND = "SELECT " + COLUMNS + " FROM sync_segment_publications WHERE " + CONTEXT_START
             + " AND expires_at_ms > ? ORDER BY created_at_ms DESC LIMIT 1";
     private static final String BY_SEGMENT = "SELECT " + COLUMNS + " FROM sync_segment_publications"
             + " WHERE segment_id = ? AND partition = ? AND log_epoch = ? ORDER BY created_at_ms DESC";
@@ -134,8 +135,8 @@ public final class PostgresSegmentStore implements SegmentStore {
     public Optional<Publication> find(Key key, long nowMs) {
         return run(c -> {
             try (PreparedStatement ps = c.prepareStatement(FIND)) {
-                bindContext(ps, 1, key);
-                ps.setLong(10, nowMs);
+                bindStart(ps, 1, key);
+                ps.setLong(9, nowMs);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next() ? Optional.of(read(rs)) : Optional.empty();
                 }
@@ -206,6 +207,12 @@ public final class PostgresSegmentStore implements SegmentStore {
     }
 
     private static void bindContext(PreparedStatement ps, int at, Key k) throws SQLException {
+        bindStart(ps, at, k);
+        ps.setString(at + 8, k.nextRowCursor());
+    }
+
+    /** {@link #CONTEXT_START}'s eight parameters from {@code at}. */
+    private static void bindStart(PreparedStatement ps, int at, Key k) throws SQLException {
         ps.setString(at, k.partition());
         ps.setString(at + 1, k.logEpoch());
         ps.setString(at + 2, k.table());
@@ -214,7 +221,6 @@ public final class PostgresSegmentStore implements SegmentStore {
         ps.setString(at + 5, k.scopeDigest());
         ps.setLong(at + 6, k.asOfCommitSeq());
         ps.setString(at + 7, k.rowCursor());
-        ps.setString(at + 8, k.nextRowCursor());
     }
 
     private static Publication read(ResultSet rs) throws SQLException {

@@ -46,9 +46,10 @@ import syncular.jakarta.wire.Json;
  *       one publication per context (partition, log epoch, table, schema version, media type, scope digest, pin,
  *       cursors), oldest first, each with its own lifetime; {@code scopeDigests} is the compatibility view (their
  *       distinct digests, first published first).</li>
- *   <li>{@code P find/<sha256 of the context>.json}: the reuse pointer {@code {"segmentId"}} of the context last
- *       published; {@link #find} reads it, then the record, selects the newest live publication of exactly that
- *       context, and HEADs the bytes (a bucket lifecycle rule may have removed them).</li>
+ *   <li>{@code P find/<sha256 of the context>.json}: the reuse pointer {@code {"segmentId"}} of the context (up to
+ *       where its page starts) last published; {@link #find} reads it, then the record, selects the newest live
+ *       publication of that context and start, and HEADs the bytes (a bucket lifecycle rule may have removed
+ *       them).</li>
  * </ul>
  *
  * <p>A record changes by read, modify and conditional write: {@code If-Match} the ETag read, or
@@ -147,7 +148,7 @@ public final class S3SegmentStore implements SegmentStore, SegmentPresigner, Aut
         if (pointed.isEmpty()) return Optional.empty();
         String segmentId = pointed.get();
         Optional<Publication> live = newestFirst(read(segmentId).publications()).stream()
-                .filter(p -> p.key().equals(key) && p.liveAt(nowMs)).findFirst();
+                .filter(p -> p.key().sameStart(key) && p.liveAt(nowMs)).findFirst();
         return live.isPresent() && exists(segmentKey(segmentId)) ? live : Optional.empty();
     }
 
@@ -390,10 +391,14 @@ public final class S3SegmentStore implements SegmentStore, SegmentPresigner, Aut
 
     String recordKey(String segmentId) { return root + REC + hex(segmentId) + ".json"; }
 
-    /** The context as a canonical JSON array, hashed: a fixed-length key whatever the cursors hold. */
+    /**
+     * The context up to where its page starts, as a canonical JSON array, hashed: a fixed-length key whatever the
+     * cursor holds. The array keeps a null in the place of the next row cursor, which {@link #find} ignores, so an
+     * image's pointer (both cursors null) is where it was before pages were found by their start.
+     */
     String pointerKey(Key k) {
         List<Object> context = Arrays.asList(k.partition(), k.logEpoch(), k.table(), k.schemaVersion(), k.mediaType(),
-                k.scopeDigest(), k.asOfCommitSeq(), k.rowCursor(), k.nextRowCursor());
+                k.scopeDigest(), k.asOfCommitSeq(), k.rowCursor(), null);
         return root + FIND + HexFormat.of().formatHex(sha256(Json.write(context).getBytes(StandardCharsets.UTF_8)))
                 + ".json";
     }

@@ -1,0 +1,192 @@
+package syncular.jakarta.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import syncular.jakarta.events.ServerEvent;
+import syncular.jakarta.host.Identity;
+import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
+import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
+import syncular.jakarta.storage.postgres.PostgresSegmentStore;
+import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.wire.PullHeader;
+import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.ReqHeader;
+import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseFrame;
+import syncular.jakarta.wire.RowsSegment;
+import syncular.jakarta.wire.RowsSegmentDecoder;
+import syncular.jakarta.wire.SegmentRef;
+import syncular.jakarta.wire.SubEnd;
+import syncular.jakarta.wire.Subscription;
+
+/**
+ * Rows pages published by reference are reused (issue 15): a client bootstrapping the pin another client bootstrapped
+ * gets the same pages without a row read, as long as a page is what its own request would build (no more rows than it
+ * asks for; exactly that many or the rest of the table) and lives for half a segment TTL more. A new pin, a smaller
+ * or larger page size, or a page about to expire is built again.
+ */
+class RowsPageReuseTest {
+    private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
+    private static final long TTL_MS = 60_000;
+    private static EmbeddedPostgresSupport.Pool db;
+    private static PostgresServerStorage storage;
+    private static PostgresSegmentStore segments;
+
+    private final AtomicLong now = new AtomicLong(1_000_000);
+    private final AtomicInteger scans = new AtomicInteger();
+    private final List<ServerEvent> events = new CopyOnWriteArrayList<>();
+    private final SyncHandler handler = handler();
+    private final Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("rows-reuse"));
+
+    @BeforeAll
+    static void database() {
+        db = EmbeddedPostgresSupport.newDatabase();
+        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), System::currentTimeMillis);
+        storage.ensureSchema(SCHEMA, List.of());
+        segments = new PostgresSegmentStore(db, 0);
+        segments.install();
+    }
+
+    @AfterAll
+    static void close() { db.close(); }
+
+    /** Every page goes by reference (inline up to 1 byte); the storage counts its row scans. */
+    private SyncHandler handler() {
+        SyncSettings byReference = new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), 1,
+                SyncSettings.DEFAULTS.maxResponseBytes(), TTL_MS, SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(),
+                SyncSettings.DEFAULTS.admission(), SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit());
+        return new SyncHandler(StorageHooks.around(storage, "scanRows", scans::incrementAndGet, () -> { }),
+                () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")), now::get, byReference,
+                new SegmentPublishing(segments, now::get, TTL_MS, Optional.empty(), Optional.empty(), events::add),
+                Validation.NONE, Leases.OFF);
+    }
+
+    private void write(String project, int from, int to) {
+        List<PushCommit.Operation> ops = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            String id = String.format("%s-t%03d", project, i);
+            ops.add(PushCommit.Operation.upsert("tasks", id, null,
+                    TestSchemas.taskPayload(SCHEMA, id, project, "title " + i, i % 2 == 0)));
+        }
+        handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("writer", 1),
+                new PushCommit("write-" + project + "-" + from + "-" + to, ops))));
+    }
+
+    /** A whole bootstrap of {@code project} from scratch: its page descriptors, every page's rows read. */
+    private record Bootstrap(List<SegmentRef> pages, List<String> rowIds) { }
+
+    private Bootstrap bootstrap(String client, String project, int limitRows) {
+        List<SegmentRef> pages = new ArrayList<>();
+        List<String> ids = new ArrayList<>();
+        long cursor = -1;
+        String token = null;
+        do {
+            List<ResponseFrame> frames = handler.handle(actor, new RequestMessage(1, List.of(
+                    new ReqHeader(client, 1),
+                    new PullHeader(0, limitRows, 10, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                    new Subscription("s", "tasks", Map.of("project_id", List.of(project)), null, cursor, token))))
+                    .response().frames();
+            for (ResponseFrame f : frames) {
+                if (f instanceof SegmentRef ref) {
+                    pages.add(ref);
+                    RowsSegment rows = RowsSegmentDecoder.decode(segments.bytes(ref.segmentId()).orElseThrow());
+                    rows.blocks().forEach(block -> block.forEach(r -> ids.add((String) r.values()[0])));
+                } else if (f instanceof SubEnd end) {
+                    cursor = end.nextCursor();
+                    token = end.bootstrapStateJson();
+                }
+            }
+        } while (token != null);
+        return new Bootstrap(pages, ids);
+    }
+
+    private List<String> eventTypes() { return events.stream().map(ServerEvent::type).toList(); }
+
+    @Test
+    void aSecondClientAtThePinGetsThePagesTheFirstBuiltWithoutReadingRows() {
+        write("p1", 0, 25);
+        Bootstrap first = bootstrap("c1", "p1", 10);
+        assertEquals(List.of(10L, 10L, 5L), first.pages().stream().map(SegmentRef::rowCount).toList());
+        assertEquals(3, scans.get(), "the first client's pages are read");
+        assertEquals(List.of("segment.built", "segment.built", "segment.built"), eventTypes());
+
+        scans.set(0);
+        events.clear();
+        Bootstrap second = bootstrap("c2", "p1", 10);
+        assertEquals(0, scans.get(), "the second client's pages are the first one's");
+        assertEquals(first.pages().stream().map(SegmentRef::segmentId).toList(),
+                second.pages().stream().map(SegmentRef::segmentId).toList());
+        assertEquals(first.pages().stream().map(SegmentRef::nextRowCursor).toList(),
+                second.pages().stream().map(SegmentRef::nextRowCursor).toList());
+        assertEquals(first.rowIds(), second.rowIds());
+        assertEquals(25, second.rowIds().stream().distinct().count());
+        assertEquals(List.of("segment.reused", "segment.reused", "segment.reused"), eventTypes());
+        assertEquals("rows", events.get(0).fields().get("mediaType"));
+
+        // a write moves the pin: the next bootstrap is read again, and includes it
+        write("p1", 25, 26);
+        scans.set(0);
+        Bootstrap afterWrite = bootstrap("c3", "p1", 10);
+        assertEquals(3, scans.get());
+        assertEquals(26, afterWrite.rowIds().size());
+        assertNotEquals(first.pages().get(0).asOfCommitSeq(), afterWrite.pages().get(0).asOfCommitSeq());
+    }
+
+    @Test
+    void aPageIsReusedOnlyWhereTheRequestWouldBuildTheSamePage() {
+        write("p2", 0, 25);
+        bootstrap("c1", "p2", 10);   // pages [start, t009] [t009, t019] [t019, end]
+
+        scans.set(0);
+        Bootstrap smaller = bootstrap("c2", "p2", 5);
+        assertEquals(List.of(5L, 5L, 5L, 5L, 5L), smaller.pages().stream().map(SegmentRef::rowCount).toList());
+        assertEquals(4, scans.get(), "10-row pages are too large for a client asking for 5; the last page, the rest of "
+                + "the table in 5 rows, is what it would build");
+
+        scans.set(0);
+        Bootstrap larger = bootstrap("c3", "p2", 20);
+        assertEquals(List.of(20L, 5L), larger.pages().stream().map(SegmentRef::rowCount).toList());
+        assertEquals(1, scans.get(), "a page of 5 that does not end the table is not what a client asking for 20 "
+                + "gets; the last one is");
+        assertEquals(25, larger.rowIds().stream().distinct().count());
+        assertEquals(25, smaller.rowIds().stream().distinct().count());
+    }
+
+    @Test
+    void aPageAboutToExpireIsBuiltAgainRatherThanHandedOut() {
+        write("p3", 0, 15);
+        Bootstrap first = bootstrap("c1", "p3", 10);
+        assertEquals(2, first.pages().size());
+
+        now.addAndGet(TTL_MS / 2 - 1);
+        scans.set(0);
+        bootstrap("c2", "p3", 10);
+        assertEquals(0, scans.get(), "half a TTL left: reused");
+
+        now.addAndGet(2);
+        scans.set(0);
+        events.clear();
+        bootstrap("c3", "p3", 10);
+        assertEquals(2, scans.get(), "less than half a TTL left: built again");
+        assertEquals(List.of("segment.built", "segment.built"), eventTypes());
+
+        scans.set(0);
+        bootstrap("c4", "p3", 10);
+        assertEquals(0, scans.get(), "the rebuilt pages' publications live a whole TTL again");
+    }
+}
