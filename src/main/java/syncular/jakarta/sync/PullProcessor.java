@@ -13,6 +13,7 @@ import syncular.jakarta.storage.CommitWindow;
 import syncular.jakarta.storage.CommitWindowQuery;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ScopeFilter;
+import syncular.jakarta.storage.SegmentBytesCache;
 import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
@@ -41,15 +42,23 @@ import syncular.jakarta.wire.Subscription;
  * still goes, alone, so every response makes progress.
  */
 public final class PullProcessor {
+    /** What a kept inline page costs the memory besides its bytes (its key and record), closely enough. */
+    static final long KEPT_PAGE_OVERHEAD = 256;
     /** What a SEGMENT_INLINE frame adds around its segment bytes (type and length). */
     static final long INLINE_FRAME_OVERHEAD = 5;
     /** A SEGMENT_REF frame's share of the response budget (descriptor, URL), closely enough. */
     static final long REF_FRAME_BYTES = 256;
 
     private final SegmentPublisher segments;
+    private final SegmentBytesCache<PageKey, KeptPage> inlinePages;
 
-    public PullProcessor(SegmentPublisher segments) {
+    /**
+     * {@code segments}: where pages sent by reference go (null: none are); {@code pageCacheBytes}: how many bytes of
+     * the pages it sends inline this node keeps for the next client at the same pin (0: none).
+     */
+    public PullProcessor(SegmentPublisher segments, long pageCacheBytes) {
         this.segments = segments;
+        this.inlinePages = new SegmentBytesCache<>(pageCacheBytes, p -> p.bytes().length + KEPT_PAGE_OVERHEAD);
     }
 
     /** Publishes segments for SEGMENT_REF delivery (§5.4), or is absent when none is configured. */
@@ -209,6 +218,19 @@ public final class PullProcessor {
         boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
         boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
         for (int page = 0; page < limits.maxSnapshotPages(); page++) {
+            // a page this node sent inline from here at this pin, with these limits, goes again as it was
+            long capBytes = canExternal ? budget.maxBytes() : budget.inlineRoom();
+            PageKey key = new PageKey(session.partition(), logEpoch, table.name(), schema.version(), digest, asOf,
+                    cursor, limits.limitSnapshotRows(), capBytes);
+            Optional<KeptPage> kept = canInline ? inlinePages.get(key) : Optional.empty();
+            if (kept.isPresent() && (kept.get().bytes().length <= inlineMaxBytes || !canExternal)) {
+                if (!budget.allows(kept.get().bytes().length + INLINE_FRAME_OVERHEAD)) return new Resume(cursor);
+                frames.add(new SegmentInline(kept.get().bytes()));
+                budget.spend(kept.get().bytes().length + INLINE_FRAME_OVERHEAD);
+                cursor = kept.get().nextRowCursor();
+                if (cursor == null) return null;
+                continue;
+            }
             if (canExternal && budget.allows(REF_FRAME_BYTES)) {
                 long inlineUpTo = canInline ? inlineMaxBytes : -1;
                 Optional<SegmentRef> reused = segments.reuse(new SegmentRequest(session.partition(), logEpoch,
@@ -227,7 +249,7 @@ public final class PullProcessor {
                     new ScopeFilter(effective), cursor, limits.limitSnapshotRows() + 1));
             List<StoredRow> rows = scanned.size() > limits.limitSnapshotRows()
                     ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
-            Page p = page(schema, table, rows, canExternal ? budget.maxBytes() : budget.inlineRoom());
+            Page p = page(schema, table, rows, capBytes);
             boolean hasMore = p.rows() < scanned.size();
             String nextRowCursor = hasMore ? rows.get(p.rows() - 1).rowId() : null;
             boolean inline = canInline && (p.bytes().length <= inlineMaxBytes || !canExternal);
@@ -237,6 +259,7 @@ public final class PullProcessor {
             if (inline) {
                 frames.add(new SegmentInline(p.bytes()));
                 budget.spend(p.bytes().length + INLINE_FRAME_OVERHEAD);
+                inlinePages.remember(key, new KeptPage(p.bytes(), nextRowCursor));
             } else {
                 ResponseFrame ref = segments.publish(new SegmentRequest(session.partition(), logEpoch, table.name(),
                         schema.version(), digest, asOf, p.rows(),
@@ -260,6 +283,19 @@ public final class PullProcessor {
         return ref.rowCount() <= limitRows && (ref.rowCount() == limitRows || ref.nextRowCursor() == null)
                 && ref.byteLength() > inlineUpTo && ref.byteLength() <= maxBytes;
     }
+
+    /**
+     * Where a page was built: its context (partition, log epoch, table, schema version, scopes, pin), where it starts,
+     * and the limits it was cut to. The same key builds the same page while nothing is committed (the pin moves with
+     * every commit, the log epoch with a restore, the schema version with an activation); a page kept from an
+     * earlier request may hold rows at versions older than a fresh read's, which are still at or after the pin, as
+     * any page of a bootstrap that spans requests does.
+     */
+    private record PageKey(String partition, String logEpoch, String table, int schemaVersion, String scopeDigest,
+                           long asOfCommitSeq, String rowCursor, int limitRows, long capBytes) { }
+
+    /** A page sent inline, and where the next one starts (null: it ended the table). */
+    private record KeptPage(byte[] bytes, String nextRowCursor) { }
 
     /** One page's segment: its first {@code rows} rows of the scan, encoded. */
     private record Page(int rows, byte[] bytes) { }

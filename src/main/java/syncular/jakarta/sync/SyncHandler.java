@@ -91,7 +91,7 @@ public final class SyncHandler {
         this.clock = clock;
         this.settings = settings;
         this.push = new PushProcessor(units, clock, validation, settings.maxCascadeOperationsPerCommit(), blobs);
-        this.pull = new PullProcessor(segments);
+        this.pull = new PullProcessor(segments, settings.pageCacheBytes());
     }
 
     /**

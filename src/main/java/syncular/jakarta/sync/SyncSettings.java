@@ -14,19 +14,23 @@ package syncular.jakarta.sync;
  *                                   ({@link PartitionAdmission}, issue 13)
  * @param maxCascadeOperationsPerCommit §6.11: operations declared references may append to one commit (CASCADE
  *                                   deletes, SET NULL upserts); one more rejects it {@code cascade_limit}
+ * @param pageCacheBytes             bootstrap pages sent inline that a node keeps in memory by the context they were
+ *                                   built in (pin, scopes, where they start, their size limits), so the clients of a
+ *                                   storm at one pin get them without a row read and an encoding each (issue 15);
+ *                                   0 keeps none
  */
 public record SyncSettings(int maxOperationsPerRequest, int inlineSegmentMaxBytes, long maxResponseBytes,
                            long segmentTtlMs, int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission,
-                           int maxCascadeOperationsPerCommit) {
+                           int maxCascadeOperationsPerCommit, long pageCacheBytes) {
     /** Far above what real apps send (a few, or tens with §4.8 windowing), low enough to bound one request. */
     public static final int DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST = 1000;
 
     public static final SyncSettings DEFAULTS = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 24L * 3600 * 1000,
             DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST, PartitionAdmission.Settings.DEFAULTS,
-            DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS);
+            DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS, 64L * 1024 * 1024);
 
     public SyncSettings withMaxSubscriptionsPerRequest(int max) {
         return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs, max,
-                admission, maxCascadeOperationsPerCommit);
+                admission, maxCascadeOperationsPerCommit, pageCacheBytes);
     }
 }

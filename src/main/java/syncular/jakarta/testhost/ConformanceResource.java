@@ -95,7 +95,8 @@ public class ConformanceResource {
                         defaults.maxSubscriptionsPerRequest(), defaults.admission(),
                         l.get("maxCascadeOperationsPerCommit") == null ? defaults.maxCascadeOperationsPerCommit()
                                 : (int) number(l.get("maxCascadeOperationsPerCommit"),
-                                        "limits.maxCascadeOperationsPerCommit"));
+                                        "limits.maxCascadeOperationsPerCommit"),
+                        defaults.pageCacheBytes());
                 if (l.get("maxDeltaBytes") != null) {
                     maxDelta = (int) number(l.get("maxDeltaBytes"), "limits.maxDeltaBytes");
                 }

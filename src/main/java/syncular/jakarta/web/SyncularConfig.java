@@ -178,7 +178,8 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      *                                before a request rewrites it
      * @param segmentCacheBytes       {@code syncular.limits.segment-cache-bytes}: recently stored or served segment
      *                                bytes kept in memory per node for downloads (0: every download reads the
-     *                                database)
+     *                                database), and as much again for bootstrap pages sent inline (0: every page is
+     *                                read and encoded for each client)
      * @param maxCascadeOperationsPerCommit {@code syncular.limits.max-cascade-operations-per-commit}: operations
      *                                declared references may append to one commit (§6.11)
      */
@@ -189,7 +190,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
-                    maxSubscriptionsPerRequest, admission, maxCascadeOperationsPerCommit);
+                    maxSubscriptionsPerRequest, admission, maxCascadeOperationsPerCommit, segmentCacheBytes);
         }
     }
 

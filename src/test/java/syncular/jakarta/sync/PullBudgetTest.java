@@ -59,7 +59,7 @@ class PullBudgetTest {
                                 TestSchemas.taskPayload(SCHEMA, id, project, "x".repeat(100), false)))));
             }
         }
-        pull = new PullProcessor(null);
+        pull = new PullProcessor(null, 0);
     }
 
     @AfterAll
@@ -169,7 +169,7 @@ class PullBudgetTest {
         PullProcessor external = new PullProcessor((request, bytes) -> {
             published.add(bytes);
             return new SegmentInline(bytes);
-        });
+        }, 0);
         PullLimits limits = new PullLimits(1000, 1000, 50, PullHeader.ACCEPT_EXTERNAL_ROWS);
         long maxSeq = storage.getMaxCommitSeq(partition);
         PullProcessor.Section section = external.section(storage.openSession(partition), "epoch", SCHEMA, limits,

@@ -203,7 +203,10 @@ class RoundTripBudgetTest {
             assertEquals(List.of("s2"), session.registrations().stream().map(Registration::id).toList(),
                     "the round's subscriptions replace the registrations");
             counting.reset();
-            handler.handle(actor, pull);
+            // the same pull over HTTP, of another project: the round's first page is this node's to send again now
+            handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("c1", 1),
+                    new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                    new Subscription("s2", "tasks", Map.of("project_id", List.of("p3")), null, -1, null))));
             assertEquals(counting.roundTrips.get(), socketRound, "the socket round costs no more than its pull");
         }
     }

@@ -1,5 +1,6 @@
 package syncular.jakarta.sync;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -30,15 +31,17 @@ import syncular.jakarta.wire.RequestMessage;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.RowsSegment;
 import syncular.jakarta.wire.RowsSegmentDecoder;
+import syncular.jakarta.wire.SegmentInline;
 import syncular.jakarta.wire.SegmentRef;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
 
 /**
- * Rows pages published by reference are reused (issue 15): a client bootstrapping the pin another client bootstrapped
- * gets the same pages without a row read, as long as a page is what its own request would build (no more rows than it
- * asks for; exactly that many or the rest of the table) and lives for half a segment TTL more. A new pin, a smaller
- * or larger page size, or a page about to expire is built again.
+ * Rows pages are built once per pin (issue 15). Pages published by reference are reused: a client bootstrapping the
+ * pin another client bootstrapped gets the same pages without a row read, as long as a page is what its own request
+ * would build (no more rows than it asks for; exactly that many or the rest of the table) and lives for half a
+ * segment TTL more. A new pin, a smaller or larger page size, or a page about to expire is built again. Pages sent
+ * inline are kept in the node's memory by the same context and sent again as they were.
  */
 class RowsPageReuseTest {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
@@ -50,7 +53,7 @@ class RowsPageReuseTest {
     private final AtomicLong now = new AtomicLong(1_000_000);
     private final AtomicInteger scans = new AtomicInteger();
     private final List<ServerEvent> events = new CopyOnWriteArrayList<>();
-    private final SyncHandler handler = handler();
+    private final SyncHandler handler = handler(1);
     private final Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("rows-reuse"));
 
     @BeforeAll
@@ -65,18 +68,21 @@ class RowsPageReuseTest {
     @AfterAll
     static void close() { db.close(); }
 
-    /** Every page goes by reference (inline up to 1 byte); the storage counts its row scans. */
-    private SyncHandler handler() {
-        SyncSettings byReference = new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), 1,
+    /** Pages up to {@code inlineMaxBytes} go inline (1: every page by reference); the storage counts its row scans. */
+    private SyncHandler handler(int inlineMaxBytes) {
+        SyncSettings byReference = new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), inlineMaxBytes,
                 SyncSettings.DEFAULTS.maxResponseBytes(), TTL_MS, SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(),
-                SyncSettings.DEFAULTS.admission(), SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit());
+                SyncSettings.DEFAULTS.admission(), SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit(),
+                SyncSettings.DEFAULTS.pageCacheBytes());
         return new SyncHandler(StorageHooks.around(storage, "scanRows", scans::incrementAndGet, () -> { }),
                 () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")), now::get, byReference,
                 new SegmentPublishing(segments, now::get, TTL_MS, Optional.empty(), Optional.empty(), events::add),
                 Validation.NONE, Leases.OFF);
     }
 
-    private void write(String project, int from, int to) {
+    private void write(String project, int from, int to) { write(handler, project, from, to); }
+
+    private void write(SyncHandler handler, String project, int from, int to) {
         List<PushCommit.Operation> ops = new ArrayList<>();
         for (int i = from; i < to; i++) {
             String id = String.format("%s-t%03d", project, i);
@@ -87,11 +93,20 @@ class RowsPageReuseTest {
                 new PushCommit("write-" + project + "-" + from + "-" + to, ops))));
     }
 
-    /** A whole bootstrap of {@code project} from scratch: its page descriptors, every page's rows read. */
-    private record Bootstrap(List<SegmentRef> pages, List<String> rowIds) { }
+    /**
+     * A whole bootstrap of {@code project} from scratch: its page descriptors and inline pages, every page's rows
+     * read.
+     */
+    private record Bootstrap(List<SegmentRef> pages, List<byte[]> inlinePages, List<String> rowIds) { }
 
     private Bootstrap bootstrap(String client, String project, int limitRows) {
+        return bootstrap(handler, client, project, limitRows);
+    }
+
+    /** Pages inline and by reference alike; {@code pages} has the descriptors of those by reference. */
+    private Bootstrap bootstrap(SyncHandler handler, String client, String project, int limitRows) {
         List<SegmentRef> pages = new ArrayList<>();
+        List<byte[]> inlines = new ArrayList<>();
         List<String> ids = new ArrayList<>();
         long cursor = -1;
         String token = null;
@@ -106,13 +121,17 @@ class RowsPageReuseTest {
                     pages.add(ref);
                     RowsSegment rows = RowsSegmentDecoder.decode(segments.bytes(ref.segmentId()).orElseThrow());
                     rows.blocks().forEach(block -> block.forEach(r -> ids.add((String) r.values()[0])));
+                } else if (f instanceof SegmentInline inline) {
+                    inlines.add(inline.payload());
+                    RowsSegmentDecoder.decode(inline.payload()).blocks()
+                            .forEach(block -> block.forEach(r -> ids.add((String) r.values()[0])));
                 } else if (f instanceof SubEnd end) {
                     cursor = end.nextCursor();
                     token = end.bootstrapStateJson();
                 }
             }
         } while (token != null);
-        return new Bootstrap(pages, ids);
+        return new Bootstrap(pages, inlines, ids);
     }
 
     private List<String> eventTypes() { return events.stream().map(ServerEvent::type).toList(); }
@@ -188,5 +207,33 @@ class RowsPageReuseTest {
         scans.set(0);
         bootstrap("c4", "p3", 10);
         assertEquals(0, scans.get(), "the rebuilt pages' publications live a whole TTL again");
+    }
+
+    @Test
+    void pagesSentInlineAreSentAgainFromMemoryAtThePinAndReadAgainAfterAWrite() {
+        SyncHandler inline = handler(SyncSettings.DEFAULTS.inlineSegmentMaxBytes());
+        write(inline, "p4", 0, 25);
+        Bootstrap first = bootstrap(inline, "c1", "p4", 10);
+        assertEquals(3, first.inlinePages().size());
+        assertTrue(first.pages().isEmpty());
+        assertEquals(3, scans.get());
+        assertTrue(events.isEmpty(), "nothing is published");
+
+        scans.set(0);
+        Bootstrap second = bootstrap(inline, "c2", "p4", 10);
+        assertEquals(0, scans.get(), "the pages come from this node's memory");
+        for (int i = 0; i < 3; i++) assertArrayEquals(first.inlinePages().get(i), second.inlinePages().get(i));
+        assertEquals(first.rowIds(), second.rowIds());
+
+        scans.set(0);
+        Bootstrap otherSize = bootstrap(inline, "c3", "p4", 7);
+        assertEquals(4, scans.get(), "another page size is another page");
+        assertEquals(25, otherSize.rowIds().stream().distinct().count());
+
+        write(inline, "p4", 25, 26);
+        scans.set(0);
+        Bootstrap afterWrite = bootstrap(inline, "c4", "p4", 10);
+        assertEquals(3, scans.get(), "a new pin is read again");
+        assertEquals(26, afterWrite.rowIds().stream().distinct().count());
     }
 }

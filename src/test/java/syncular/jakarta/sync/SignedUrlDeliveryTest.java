@@ -83,7 +83,8 @@ class SignedUrlDeliveryTest {
                 new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), 1,
                         SyncSettings.DEFAULTS.maxResponseBytes(), segmentTtlMs,
                         SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(), SyncSettings.DEFAULTS.admission(),
-                        SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit()),
+                        SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit(),
+                        SyncSettings.DEFAULTS.pageCacheBytes()),
                 new SegmentPublishing(segments, clock, segmentTtlMs, Optional.of(lane),
                         urls.map(SegmentUrls.class::cast), ServerEvents.NONE), Validation.NONE,
                 Leases.OFF);

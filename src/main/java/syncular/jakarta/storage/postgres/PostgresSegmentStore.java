@@ -75,7 +75,7 @@ public final class PostgresSegmentStore implements SegmentStore {
             + " (SELECT 1 FROM sync_segment_publications p WHERE p.segment_id = s.segment_id)";
 
     private final OwnTables tables;
-    private final SegmentBytesCache recent;
+    private final SegmentBytesCache<String, byte[]> recent;
 
     /**
      * {@code cacheBytes}: how many bytes of recently stored or read segments this node keeps in memory for
@@ -83,7 +83,7 @@ public final class PostgresSegmentStore implements SegmentStore {
      */
     public PostgresSegmentStore(DataSource dataSource, long cacheBytes) {
         this.tables = new OwnTables(dataSource, DDL);
-        this.recent = new SegmentBytesCache(cacheBytes);
+        this.recent = SegmentBytesCache.byContentAddress(cacheBytes);
     }
 
     @Override

@@ -79,7 +79,7 @@ public final class S3SegmentStore implements SegmentStore, SegmentPresigner, Aut
     private final S3Settings settings;
     private final String bucket;
     private final String root;
-    private final SegmentBytesCache recent;
+    private final SegmentBytesCache<String, byte[]> recent;
     /** Per-segment locks of this node, by hash: a collision only makes two segments' writers wait on each other. */
     private final Object[] stripes = new Object[64];
 
@@ -89,7 +89,7 @@ public final class S3SegmentStore implements SegmentStore, SegmentPresigner, Aut
         this.settings = settings;
         this.bucket = settings.bucket();
         this.root = settings.root();
-        this.recent = new SegmentBytesCache(cacheBytes);
+        this.recent = SegmentBytesCache.byContentAddress(cacheBytes);
         Arrays.setAll(stripes, i -> new Object());
     }
 
