@@ -22,7 +22,9 @@
 #                                                           seconds once per level, measured runs per level
 #   PRIME=60                                                seconds of unmeasured load at the highest level before
 #                                                           the first level (every server: a JVM measured warm)
-#   SERVERS="ref-sqlite ref-pg ours"                        which servers, in this order
+#   SERVERS="ref-sqlite ref-pg ours"                        which servers, in this order; ours-wildfly: our WAR
+#                                                           on a fresh WildFly 39 (WILDFLY_ZIP, the build's
+#                                                           distribution) instead of Payara Micro
 #   VIA_PROXY=1                                             0: servers talk to PostgreSQL directly (no rt/round)
 #   BUILD=1                                                 0: reuse target/ (WAR, test classes, classpath file)
 #   UPSTREAM=/work/upstream  BUN=/work/bunhome/node_modules/.bin/bun
@@ -63,6 +65,9 @@ REF_PORT=${REF_PORT:-8790}
 PG_PORT=${PG_PORT:-55432}
 PROXY_PORT=${PROXY_PORT:-55433}
 CONTROL_PORT=${CONTROL_PORT:-55434}
+WILDFLY_ZIP=${WILDFLY_ZIP:-$HOME/.m2/repository/org/wildfly/wildfly-dist/39.0.1.Final/wildfly-dist-39.0.1.Final.zip}
+# -Prun's heap and collector (DevServer), for a like-for-like second container
+WILDFLY_JVM_DEFAULT="-Xms1g -Xmx1g -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError"
 
 OUT=$ROOT/target/bench
 LOGS=$OUT/logs
@@ -257,7 +262,36 @@ run_server() { # run_server NAME
       [[ -n "$srv_pid" ]] || die "no Payara Micro process in group $srv_group"
       url="http://127.0.0.1:$port/syncular/"
       ;;
-    *) die "unknown server $name (known: ref-sqlite ref-pg ours)" ;;
+    ours-wildfly)
+      # the same WAR on a fresh WildFly (the build's distribution from ~/.m2, configured by the ITs' prepare.sh:
+      # the PostgreSQL module and the container pool the WAR's jboss-web.xml names), started by standalone.sh
+      start_database "$name"
+      port=$OURS_PORT; await_ports_free "$port" 9990
+      local wf=$WORK/$name/wildfly pgjar
+      pgjar=$(tr ':' '\n' <"$CPFILE" | grep '/postgresql-[0-9.]*\.jar$' | head -1)
+      [[ -f "$WILDFLY_ZIP" ]] || die "no WildFly distribution at $WILDFLY_ZIP (mvn -Pit once downloads it)"
+      mkdir -p "$WORK/$name" && unzip -q "$WILDFLY_ZIP" -d "$WORK/$name" && mv "$WORK/$name"/wildfly-* "$wf"
+      bash "$ROOT/src/test/servers/prepare.sh" /nonexistent-payara "$wf" "$pgjar" >/dev/null
+      cp "$ROOT/target/syncular.war" "$wf/standalone/deployments/"
+      start_group "$LOGS/$name-server.log" env SYNCULAR_DB_URL="jdbc:postgresql://127.0.0.1:$DB_URL_PORT/postgres" \
+        SYNCULAR_DB_USER=postgres SYNCULAR_DB_PASSWORD=postgres \
+        JAVA_OPTS="${OURS_JVM_OPTIONS:-$WILDFLY_JVM_DEFAULT} -Djava.net.preferIPv4Stack=true \
+          -Djboss.modules.system.pkgs=org.jboss.byteman -Djava.awt.headless=true \
+          -Dsyncular.schema=$ROOT/src/bench/tasks.schema.json \
+          -Dsyncular.auth.mode=fixed -Dsyncular.auth.fixed.actor=load-actor -Dsyncular.auth.fixed.partition=load \
+          -Dsyncular.auth.fixed.allowed-scopes=project_id=*" \
+        "$wf/bin/standalone.sh" -Djboss.http.port="$port" -b 127.0.0.1
+      srv_group=$STARTED
+      await_line "$LOGS/$name-server.log" 'WFLYSRV0010: Deployed "syncular.war"' "$srv_group" 300 "our server (WildFly)"
+      srv_pid=$(ps -e -o pid=,pgid=,args= | awk -v g="$srv_group" '$2 == g && /jboss-modules/ && !/awk/ {print $1; exit}')
+      [[ -n "$srv_pid" ]] || die "no WildFly process in group $srv_group"
+      url="http://127.0.0.1:$port/syncular/"
+      for _ in $(seq 1 120); do
+        [[ "$(curl -s -o /dev/null -w '%{http_code}' "${url}health/ready")" == 200 ]] && break
+        sleep 0.5
+      done
+      ;;
+    *) die "unknown server $name (known: ref-sqlite ref-pg ours ours-wildfly)" ;;
   esac
   if [[ -n "$PG_JDBC" ]]; then
     db_args+=("--pg=$PG_JDBC" "--db-pid=$POSTMASTER")
