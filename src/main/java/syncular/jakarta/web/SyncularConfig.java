@@ -179,7 +179,7 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      * @param segmentCacheBytes       {@code syncular.limits.segment-cache-bytes}: recently stored or served segment
      *                                bytes kept in memory per node for downloads (0: every download reads the
      *                                database), and as much again for bootstrap pages sent inline (0: every page is
-     *                                read and encoded for each client)
+     *                                read and encoded for each client); at most an eighth of the JVM's heap each
      * @param maxCascadeOperationsPerCommit {@code syncular.limits.max-cascade-operations-per-commit}: operations
      *                                declared references may append to one commit (§6.11)
      */
@@ -607,7 +607,10 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 PostgresServerStorage.DEFAULT_LOCK_TIMEOUT_MS);
         long touchInterval = atLeastZero(config, "syncular.limits.partition-touch-interval-ms",
                 PostgresServerStorage.DEFAULT_TOUCH_INTERVAL_MS);
-        long segmentCache = atLeastZero(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024);
+        // each of the two memories it sizes (segments by content address, inline pages) at most an eighth of the
+        // heap, so that a small heap holds a storm however the budget was set
+        long segmentCache = Math.min(atLeastZero(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024),
+                Runtime.getRuntime().maxMemory() / 8);
         return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs,
                 new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout, touchInterval,
                 segmentCache, (int) maxCascade);

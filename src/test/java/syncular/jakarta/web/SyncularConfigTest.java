@@ -156,6 +156,9 @@ class SyncularConfigTest {
                 .images().concurrentBuilds());
         assertEquals(0, SyncularConfig.from(config(with("syncular.limits.segment-cache-bytes", "0")))
                 .limits().segmentCacheBytes());
+        assertEquals(Runtime.getRuntime().maxMemory() / 8, SyncularConfig.from(config(with(
+                "syncular.limits.segment-cache-bytes", String.valueOf(Long.MAX_VALUE)))).limits().segmentCacheBytes(),
+                "each memory it sizes is at most an eighth of the heap");
         assertMessage(with("syncular.images.directory", "/nonexistent/images"),
                 "syncular.images.directory must be an existing directory: /nonexistent/images");
         assertMessage(with("syncular.images.concurrent-builds", "0"),
