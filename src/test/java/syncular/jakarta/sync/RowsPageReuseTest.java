@@ -21,7 +21,6 @@ import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
-import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.PullHeader;
@@ -58,11 +57,10 @@ class RowsPageReuseTest {
 
     @BeforeAll
     static void database() {
-        db = EmbeddedPostgresSupport.newDatabase();
-        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), System::currentTimeMillis);
-        storage.ensureSchema(SCHEMA, List.of());
-        segments = new PostgresSegmentStore(db, 0);
-        segments.install();
+        SegmentsDatabase d = SegmentsDatabase.open(SCHEMA);
+        db = d.db();
+        storage = d.storage();
+        segments = d.segments();
     }
 
     @AfterAll
@@ -235,5 +233,83 @@ class RowsPageReuseTest {
         Bootstrap afterWrite = bootstrap(inline, "c4", "p4", 10);
         assertEquals(3, scans.get(), "a new pin is read again");
         assertEquals(26, afterWrite.rowIds().stream().distinct().count());
+    }
+
+    /** A client's replica of one project's rows, by id: their versions (deleted rows are absent). */
+    private static final class Replica {
+        final String client;
+        final Map<String, Long> versions = new java.util.TreeMap<>();
+        long cursor = -1;
+        String token;
+
+        Replica(String client) { this.client = client; }
+
+        /** One pull of at most one 5-row page or 1,000 changes; applies what it gets; true while bootstrapping. */
+        boolean pull(SyncHandler h, Identity actor, String project) {
+            List<ResponseFrame> frames = h.handle(actor, new RequestMessage(1, List.of(new ReqHeader(client, 1),
+                    new PullHeader(0, 5, 1, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                    new Subscription("s", "tasks", Map.of("project_id", List.of(project)), null, cursor, token))))
+                    .response().frames();
+            for (ResponseFrame f : frames) {
+                if (f instanceof SegmentInline inline) {
+                    RowsSegmentDecoder.decode(inline.payload()).blocks().forEach(block -> block.forEach(
+                            r -> versions.put((String) r.values()[0], r.serverVersion())));
+                } else if (f instanceof syncular.jakarta.wire.CommitFrame commit) {
+                    for (syncular.jakarta.wire.CommitFrame.Change c : commit.changes()) {
+                        if (c.op() == syncular.jakarta.wire.Op.DELETE) versions.remove(c.rowId());
+                        else versions.put(c.rowId(), c.rowVersion());
+                    }
+                } else if (f instanceof SubEnd end) {
+                    cursor = end.nextCursor();
+                    token = end.bootstrapStateJson();
+                }
+            }
+            return token != null;
+        }
+    }
+
+    private Map<String, Long> stored(String project) {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        syncular.jakarta.storage.Reads.scan(storage, actor.partition(), new syncular.jakarta.storage.RowScanQuery(
+                "tasks", syncular.jakarta.storage.ScopeFilter.of("project_id", project), null, 10_000))
+                .forEach(r -> out.put(r.rowId(), r.serverVersion()));
+        return out;
+    }
+
+    /**
+     * The risk of keeping pages: a client gets a page built for an earlier client at its pin, with rows as they were
+     * then, after the rows changed. Its incremental pulls from the pin replay every change since, so every client
+     * ends with the server's rows at the server's versions, whichever pages it got from memory.
+     */
+    @Test
+    void clientsThatGetKeptPagesAtAnOldPinConvergeAfterWritesBetweenTheirPages() {
+        SyncHandler inline = handler(SyncSettings.DEFAULTS.inlineSegmentMaxBytes());
+        write(inline, "p5", 0, 30);
+        Replica a = new Replica("a");
+        Replica c = new Replica("c");
+        a.pull(inline, actor, "p5");
+        a.pull(inline, actor, "p5");   // pages 1-2 at the first pin, now kept
+        c.pull(inline, actor, "p5");   // the same pin: page 1 from memory
+
+        // rows change in pages already sent, in pages still to come, and a row is deleted and another added
+        write(inline, "p5", 2, 4);
+        write(inline, "p5", 20, 22);
+        inline.handle(actor, new RequestMessage(1, List.of(new ReqHeader("writer", 1), new PushCommit("del-p5",
+                List.of(PushCommit.Operation.delete("tasks", "p5-t007", null))))));
+        write(inline, "p5", 30, 31);
+
+        scans.set(0);
+        c.pull(inline, actor, "p5");   // page 2 at the old pin: from memory, rows as they were before the writes
+        assertEquals(0, scans.get(), "the old pin's second page comes from memory");
+        while (a.pull(inline, actor, "p5")) { }
+        while (c.pull(inline, actor, "p5")) { }
+        Replica b = new Replica("b");
+        while (b.pull(inline, actor, "p5")) { }
+        for (Replica r : List.of(a, b, c)) {
+            r.pull(inline, actor, "p5");   // the incremental pull from each one's pin
+            assertEquals(stored("p5"), r.versions, "client " + r.client + " converged");
+        }
+        assertTrue(stored("p5").get("p5-t002") > 1, "the test changed rows");
+        assertNull(stored("p5").get("p5-t007"));
     }
 }

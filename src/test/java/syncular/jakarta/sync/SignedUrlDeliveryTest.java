@@ -26,7 +26,6 @@ import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.SegmentStore;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
-import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.ErrorCode;
@@ -65,11 +64,10 @@ class SignedUrlDeliveryTest {
 
     @BeforeAll
     static void database() {
-        db = EmbeddedPostgresSupport.newDatabase();
-        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), System::currentTimeMillis);
-        storage.ensureSchema(SCHEMA, List.of());
-        segments = new PostgresSegmentStore(db, 0);
-        segments.install();
+        SegmentsDatabase d = SegmentsDatabase.open(SCHEMA);
+        db = d.db();
+        storage = d.storage();
+        segments = d.segments();
     }
 
     @AfterAll

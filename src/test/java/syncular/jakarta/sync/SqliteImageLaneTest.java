@@ -66,11 +66,10 @@ class SqliteImageLaneTest {
 
     @BeforeAll
     static void database() {
-        db = EmbeddedPostgresSupport.newDatabase();
-        storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), System::currentTimeMillis);
-        storage.ensureSchema(SCHEMA, List.of());
-        segments = new PostgresSegmentStore(db, 0);
-        segments.install();
+        SegmentsDatabase d = SegmentsDatabase.open(SCHEMA);
+        db = d.db();
+        storage = d.storage();
+        segments = d.segments();
     }
 
     @AfterAll
