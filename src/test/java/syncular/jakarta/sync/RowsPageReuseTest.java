@@ -68,12 +68,12 @@ class RowsPageReuseTest {
 
     /** Pages up to {@code inlineMaxBytes} go inline (1: every page by reference); the storage counts its row scans. */
     private SyncHandler handler(int inlineMaxBytes) {
-        SyncSettings byReference = new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), inlineMaxBytes,
+        SyncSettings settings = new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), inlineMaxBytes,
                 SyncSettings.DEFAULTS.maxResponseBytes(), TTL_MS, SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(),
                 SyncSettings.DEFAULTS.admission(), SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit(),
                 SyncSettings.DEFAULTS.pageCacheBytes());
         return new SyncHandler(StorageHooks.around(storage, "scanRows", scans::incrementAndGet, () -> { }),
-                () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")), now::get, byReference,
+                () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")), now::get, settings,
                 new SegmentPublishing(segments, now::get, TTL_MS, Optional.empty(), Optional.empty(), events::add),
                 Validation.NONE, Leases.OFF);
     }
