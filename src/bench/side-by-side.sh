@@ -269,7 +269,7 @@ run_server() { # run_server NAME
       port=$OURS_PORT; await_ports_free "$port" 9990
       local wf=$WORK/$name/wildfly pgjar
       pgjar=$(tr ':' '\n' <"$CPFILE" | grep '/postgresql-[0-9.]*\.jar$' | head -1)
-      [[ -f "$WILDFLY_ZIP" ]] || die "no WildFly distribution at $WILDFLY_ZIP (mvn -Pit once downloads it)"
+      [[ -f "$WILDFLY_ZIP" ]] || die "no WildFly distribution at $WILDFLY_ZIP (the README's test command downloads it)"
       mkdir -p "$WORK/$name" && unzip -q "$WILDFLY_ZIP" -d "$WORK/$name" && mv "$WORK/$name"/wildfly-* "$wf"
       bash "$ROOT/src/test/servers/prepare.sh" /nonexistent-payara "$wf" "$pgjar" >/dev/null
       cp "$ROOT/target/syncular.war" "$wf/standalone/deployments/"
