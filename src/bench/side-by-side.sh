@@ -263,8 +263,8 @@ run_server() { # run_server NAME
       url="http://127.0.0.1:$port/syncular/"
       ;;
     ours-wildfly)
-      # the same WAR on a fresh WildFly (the build's distribution from ~/.m2, configured by the ITs' prepare.sh:
-      # the PostgreSQL module and the container pool the WAR's jboss-web.xml names), started by standalone.sh
+      # the same WAR on a fresh WildFly (the build's distribution from ~/.m2, users and the PostgreSQL module from
+      # the ITs' prepare.sh), on the WAR's own datasource (jboss-web.xml), started by standalone.sh
       start_database "$name"
       port=$OURS_PORT; await_ports_free "$port" 9990
       local wf=$WORK/$name/wildfly pgjar
