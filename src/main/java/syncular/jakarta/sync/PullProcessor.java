@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongPredicate;
 import java.util.function.Predicate;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.schema.TableSchema;
@@ -50,7 +51,7 @@ public final class PullProcessor {
     static final long REF_FRAME_BYTES = 256;
 
     private final SegmentPublisher segments;
-    private final SegmentBytesCache<PageKey, KeptPage> inlinePages;
+    private final SegmentBytesCache<PageKey, BuiltPage> inlinePages;
 
     /**
      * {@code segments}: where pages sent by reference go (null: none are); {@code pageCacheBytes}: how many bytes of
@@ -217,26 +218,20 @@ public final class PullProcessor {
         }
         boolean canInline = limits.accepts(PullHeader.ACCEPT_INLINE_ROWS);
         boolean canExternal = limits.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) && segments != null;
+        LongPredicate sendsInline = bytes -> canInline && (bytes <= inlineMaxBytes || !canExternal);
         for (int page = 0; page < limits.maxSnapshotPages(); page++) {
             // a page this node sent inline from here at this pin, with these limits, goes again as it was
             long capBytes = canExternal ? budget.maxBytes() : budget.inlineRoom();
             PageKey key = new PageKey(session.partition(), logEpoch, table.name(), schema.version(), digest, asOf,
                     cursor, limits.limitSnapshotRows(), capBytes);
-            Optional<KeptPage> kept = canInline ? inlinePages.get(key) : Optional.empty();
-            if (kept.isPresent() && (kept.get().bytes().length <= inlineMaxBytes || !canExternal)) {
-                if (!budget.allows(kept.get().bytes().length + INLINE_FRAME_OVERHEAD)) return new Resume(cursor);
-                frames.add(new SegmentInline(kept.get().bytes()));
-                budget.spend(kept.get().bytes().length + INLINE_FRAME_OVERHEAD);
-                cursor = kept.get().nextRowCursor();
-                if (cursor == null) return null;
-                continue;
-            }
-            if (canExternal && budget.allows(REF_FRAME_BYTES)) {
-                long inlineUpTo = canInline ? inlineMaxBytes : -1;
+            Optional<BuiltPage> kept = canInline
+                    ? inlinePages.get(key).filter(k -> sendsInline.test(k.bytes().length)) : Optional.empty();
+            if (kept.isEmpty() && canExternal && budget.allows(REF_FRAME_BYTES)) {
                 Optional<SegmentRef> reused = segments.reuse(new SegmentRequest(session.partition(), logEpoch,
                         table.name(), schema.version(), digest, asOf, 0, cursor, null,
                         limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)),
-                        ref -> fits(ref, limits.limitSnapshotRows(), inlineUpTo, budget.maxBytes()));
+                        ref -> fits(ref, limits.limitSnapshotRows(), budget.maxBytes())
+                                && !sendsInline.test(ref.byteLength()));
                 if (reused.isPresent()) {
                     frames.add(reused.get());
                     budget.spend(REF_FRAME_BYTES);
@@ -245,43 +240,49 @@ public final class PullProcessor {
                     continue;
                 }
             }
-            List<StoredRow> scanned = session.scanRows(new RowScanQuery(table.name(),
-                    new ScopeFilter(effective), cursor, limits.limitSnapshotRows() + 1));
-            List<StoredRow> rows = scanned.size() > limits.limitSnapshotRows()
-                    ? scanned.subList(0, limits.limitSnapshotRows()) : scanned;
-            Page p = page(schema, table, rows, capBytes);
-            boolean hasMore = p.rows() < scanned.size();
-            String nextRowCursor = hasMore ? rows.get(p.rows() - 1).rowId() : null;
-            boolean inline = canInline && (p.bytes().length <= inlineMaxBytes || !canExternal);
-            if (!budget.allows(inline ? p.bytes().length + INLINE_FRAME_OVERHEAD : REF_FRAME_BYTES)) {
+            BuiltPage built = kept.isPresent() ? kept.get() : build(session, schema, table, effective, cursor,
+                    limits.limitSnapshotRows(), capBytes);
+            boolean inline = sendsInline.test(built.bytes().length);
+            if (!budget.allows(inline ? built.bytes().length + INLINE_FRAME_OVERHEAD : REF_FRAME_BYTES)) {
                 return new Resume(cursor); // the token carries the rest
             }
             if (inline) {
-                frames.add(new SegmentInline(p.bytes()));
-                budget.spend(p.bytes().length + INLINE_FRAME_OVERHEAD);
-                inlinePages.remember(key, new KeptPage(p.bytes(), nextRowCursor));
+                frames.add(new SegmentInline(built.bytes()));
+                budget.spend(built.bytes().length + INLINE_FRAME_OVERHEAD);
+                if (kept.isEmpty()) inlinePages.remember(key, built);
             } else {
                 ResponseFrame ref = segments.publish(new SegmentRequest(session.partition(), logEpoch, table.name(),
-                        schema.version(), digest, asOf, p.rows(),
-                        cursor, nextRowCursor, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), p.bytes());
+                        schema.version(), digest, asOf, built.rows(), cursor, built.nextRowCursor(),
+                        limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), built.bytes());
                 frames.add(ref);
                 budget.spend(REF_FRAME_BYTES);
             }
-            if (!hasMore) return null;
-            cursor = nextRowCursor;
+            if (built.nextRowCursor() == null) return null;
+            cursor = built.nextRowCursor();
         }
         return new Resume(cursor);
     }
 
     /**
-     * Whether a published page could be the page this request builds: no more rows than it asks for, and either
-     * exactly that many or the rest of the table; larger than a page it would send inline (up to
-     * {@code inlineUpTo} bytes, -1 when it cannot), and within the byte cap of a page sent by reference. Rows in it
-     * may be at versions newer than the pin, as in any page (below).
+     * Whether a published page could be the page this request builds by reference: no more rows than it asks for,
+     * and either exactly that many or the rest of the table, within the byte cap of a page sent by reference (the
+     * caller also checks that it would not go inline). Rows in it may be at versions newer than the pin, as in any
+     * page (below).
      */
-    static boolean fits(SegmentRef ref, int limitRows, long inlineUpTo, long maxBytes) {
+    private static boolean fits(SegmentRef ref, int limitRows, long maxBytes) {
         return ref.rowCount() <= limitRows && (ref.rowCount() == limitRows || ref.nextRowCursor() == null)
-                && ref.byteLength() > inlineUpTo && ref.byteLength() <= maxBytes;
+                && ref.byteLength() <= maxBytes;
+    }
+
+    /** Reads the page of at most {@code limitRows} rows after {@code cursor} and encodes it within {@code capBytes}. */
+    private static BuiltPage build(StorageSession session, CompiledSchema schema, TableSchema table,
+                                   Map<String, List<String>> effective, String cursor, int limitRows, long capBytes) {
+        List<StoredRow> scanned = session.scanRows(new RowScanQuery(table.name(), new ScopeFilter(effective), cursor,
+                limitRows + 1));
+        List<StoredRow> rows = scanned.size() > limitRows ? scanned.subList(0, limitRows) : scanned;
+        Page p = page(schema, table, rows, capBytes);
+        boolean hasMore = p.rows() < scanned.size();
+        return new BuiltPage(p.rows(), p.bytes(), hasMore ? rows.get(p.rows() - 1).rowId() : null);
     }
 
     /**
@@ -294,8 +295,8 @@ public final class PullProcessor {
     private record PageKey(String partition, String logEpoch, String table, int schemaVersion, String scopeDigest,
                            long asOfCommitSeq, String rowCursor, int limitRows, long capBytes) { }
 
-    /** A page sent inline, and where the next one starts (null: it ended the table). */
-    private record KeptPage(byte[] bytes, String nextRowCursor) { }
+    /** A page's rows and encoding, and where the next one starts (null: it ended the table). */
+    private record BuiltPage(int rows, byte[] bytes, String nextRowCursor) { }
 
     /** One page's segment: its first {@code rows} rows of the scan, encoded. */
     private record Page(int rows, byte[] bytes) { }
