@@ -21,8 +21,6 @@ import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
-import syncular.jakarta.storage.postgres.PostgresSegmentStore;
-import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.ReqHeader;
@@ -45,9 +43,7 @@ import syncular.jakarta.wire.Subscription;
 class RowsPageReuseTest {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
     private static final long TTL_MS = 60_000;
-    private static EmbeddedPostgresSupport.Pool db;
-    private static PostgresServerStorage storage;
-    private static PostgresSegmentStore segments;
+    private static SegmentsDatabase database;
 
     private final AtomicLong now = new AtomicLong(1_000_000);
     private final AtomicInteger scans = new AtomicInteger();
@@ -56,15 +52,10 @@ class RowsPageReuseTest {
     private final Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("rows-reuse"));
 
     @BeforeAll
-    static void database() {
-        SegmentsDatabase d = SegmentsDatabase.open(SCHEMA);
-        db = d.db();
-        storage = d.storage();
-        segments = d.segments();
-    }
+    static void open() { database = SegmentsDatabase.open(SCHEMA); }
 
     @AfterAll
-    static void close() { db.close(); }
+    static void close() { database.db().close(); }
 
     /** Pages up to {@code inlineMaxBytes} go inline (1: every page by reference); the storage counts its row scans. */
     private SyncHandler handler(int inlineMaxBytes) {
@@ -72,23 +63,18 @@ class RowsPageReuseTest {
                 SyncSettings.DEFAULTS.maxResponseBytes(), TTL_MS, SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(),
                 SyncSettings.DEFAULTS.admission(), SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit(),
                 SyncSettings.DEFAULTS.pageCacheBytes());
-        return new SyncHandler(StorageHooks.around(storage, "scanRows", scans::incrementAndGet, () -> { }),
-                () -> SCHEMA, List::of, identity -> Map.of("project_id", List.of("*")), now::get, settings,
-                new SegmentPublishing(segments, now::get, TTL_MS, Optional.empty(), Optional.empty(), events::add),
+        return new SyncHandler(
+                StorageHooks.around(database.storage(), "scanRows", scans::incrementAndGet, () -> { }), () -> SCHEMA,
+                List::of, identity -> Map.of("project_id", List.of("*")), now::get, settings,
+                new SegmentPublishing(database.segments(), now::get, TTL_MS, Optional.empty(), Optional.empty(),
+                        events::add),
                 Validation.NONE, Leases.OFF);
     }
 
     private void write(String project, int from, int to) { write(handler, project, from, to); }
 
     private void write(SyncHandler handler, String project, int from, int to) {
-        List<PushCommit.Operation> ops = new ArrayList<>();
-        for (int i = from; i < to; i++) {
-            String id = String.format("%s-t%03d", project, i);
-            ops.add(PushCommit.Operation.upsert("tasks", id, null,
-                    TestSchemas.taskPayload(SCHEMA, id, project, "title " + i, i % 2 == 0)));
-        }
-        handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("writer", 1),
-                new PushCommit("write-" + project + "-" + from + "-" + to, ops))));
+        SegmentsDatabase.writeTasks(handler, SCHEMA, actor, project, from, to);
     }
 
     /**
@@ -117,7 +103,8 @@ class RowsPageReuseTest {
             for (ResponseFrame f : frames) {
                 if (f instanceof SegmentRef ref) {
                     pages.add(ref);
-                    RowsSegment rows = RowsSegmentDecoder.decode(segments.bytes(ref.segmentId()).orElseThrow());
+                    RowsSegment rows = RowsSegmentDecoder.decode(
+                            database.segments().bytes(ref.segmentId()).orElseThrow());
                     rows.blocks().forEach(block -> block.forEach(r -> ids.add((String) r.values()[0])));
                 } else if (f instanceof SegmentInline inline) {
                     inlines.add(inline.payload());
@@ -270,8 +257,9 @@ class RowsPageReuseTest {
 
     private Map<String, Long> stored(String project) {
         Map<String, Long> out = new java.util.TreeMap<>();
-        syncular.jakarta.storage.Reads.scan(storage, actor.partition(), new syncular.jakarta.storage.RowScanQuery(
-                "tasks", syncular.jakarta.storage.ScopeFilter.of("project_id", project), null, 10_000))
+        syncular.jakarta.storage.Reads.scan(database.storage(), actor.partition(),
+                new syncular.jakarta.storage.RowScanQuery("tasks",
+                        syncular.jakarta.storage.ScopeFilter.of("project_id", project), null, 10_000))
                 .forEach(r -> out.put(r.rowId(), r.serverVersion()));
         return out;
     }

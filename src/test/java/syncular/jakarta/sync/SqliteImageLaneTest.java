@@ -35,7 +35,6 @@ import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresSegmentStore;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.PullHeader;
-import syncular.jakarta.wire.PushCommit;
 import syncular.jakarta.wire.ReqHeader;
 import syncular.jakarta.wire.RequestFrame;
 import syncular.jakarta.wire.RequestMessage;
@@ -115,14 +114,7 @@ class SqliteImageLaneTest {
     }
 
     private static void seed(SyncHandler h, Identity actor, String project, int from, int to) {
-        List<PushCommit.Operation> ops = new ArrayList<>();
-        for (int i = from; i < to; i++) {
-            String id = String.format("%s-t%03d", project, i);
-            ops.add(PushCommit.Operation.upsert("tasks", id, null,
-                    TestSchemas.taskPayload(SCHEMA, id, project, "title " + i, i % 2 == 0)));
-        }
-        h.handle(actor, new RequestMessage(1, List.of(new ReqHeader("seeder", 1),
-                new PushCommit("seed-" + project + "-" + from + "-" + to, ops))));
+        SegmentsDatabase.writeTasks(h, SCHEMA, actor, project, from, to);
     }
 
     private static ResponseMessage pull(SyncHandler h, Identity actor, String client, String project, int accept,
