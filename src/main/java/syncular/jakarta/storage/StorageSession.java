@@ -23,14 +23,17 @@ public interface StorageSession extends AutoCloseable {
     RequestPreamble preamble(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
                              String clientId, boolean logHead);
 
-    /** The commit window of {@code query} (SPEC §4.5) and the horizon read after it (§4.6), one round trip. */
-    CommitWindow readCommitWindow(CommitWindowQuery query);
+    /**
+     * The commit window of {@code query} (SPEC §4.5) and the horizon read after it (§4.6), one round trip; with
+     * {@code end}, the request's end rides on it ({@link RequestEnd}, {@link CommitWindow#endGate()}).
+     */
+    CommitWindow readCommitWindow(CommitWindowQuery query, Optional<RequestEnd> end);
 
     /** One snapshot page by keyset on row id (byte order), through the row-scope index (SPEC §4.7). */
     List<StoredRow> scanRows(RowScanQuery query);
     /**
-     * The end of a request (read-verify-refuse): stores {@code record} when present, then reads the serve-gate token,
-     * in one round trip. A record that differs from the one {@link #preamble} read only by an activity time within
+     * The end of a request (read-verify-refuse) that did not ride on its last read ({@link RequestEnd}): stores
+     * {@code record} when present, then reads the serve-gate token, in one round trip. A record that differs from the one {@link #preamble} read only by an activity time within
      * the partition touch interval is not rewritten.
      */
     ServeGate recordClientThenReadGate(Optional<ClientRecord> record, int runningSchemaVersion);

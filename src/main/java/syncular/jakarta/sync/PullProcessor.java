@@ -12,9 +12,11 @@ import syncular.jakarta.schema.TableSchema;
 import syncular.jakarta.storage.ChangeOp;
 import syncular.jakarta.storage.CommitWindow;
 import syncular.jakarta.storage.CommitWindowQuery;
+import syncular.jakarta.storage.RequestEnd;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.SegmentBytesCache;
+import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
@@ -119,15 +121,31 @@ public final class PullProcessor {
         public long used() { return used; }
     }
 
-    /** A section's frames and the cursor it records for the retention watermark (active sections only). */
-    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active) { }
+    /**
+     * A section's frames and the cursor it records for the retention watermark (active sections only); with the
+     * serve gate read after its window when a {@link RequestEnd} rode on that read and stored its record.
+     */
+    public record Section(List<ResponseFrame> frames, long nextCursor, boolean active, Optional<ServeGate> endGate) {
+        Section(List<ResponseFrame> frames, long nextCursor, boolean active) {
+            this(frames, nextCursor, active, Optional.empty());
+        }
+    }
+
+    /** The cursor a section records when its window is the rest of the log through {@code maxSeq}. */
+    static long completeCursor(Subscription sub, long maxSeq) { return Math.max(sub.cursor(), maxSeq); }
 
     private static Section reset(Subscription sub) {
         return new Section(List.of(SubStart.reset(sub.id()), new SubEnd(sub.cursor(), null)), sub.cursor(), false);
     }
 
+    /**
+     * One subscription's section. {@code end}, for the request's last section: the request's end rides on the window
+     * read if the section reads one (an incremental pull); the caller checks that the record it would store is the
+     * one the end stored ({@link Section#endGate()} present), else it ends the request on its own round trip.
+     */
     public Section section(StorageSession session, String logEpoch, CompiledSchema schema, PullLimits limits, Plan plan,
-                           long maxSeq, long horizonSeq, int inlineMaxBytes, Budget budget) {
+                           long maxSeq, long horizonSeq, int inlineMaxBytes, Budget budget,
+                           Optional<RequestEnd> end) {
         Subscription sub = plan.subscription();
         List<ResponseFrame> frames = new ArrayList<>();
         if (plan.effective().isEmpty()) {
@@ -158,7 +176,7 @@ public final class PullProcessor {
         }
 
         CommitWindow window = session.readCommitWindow(new CommitWindowQuery(sub.table(),
-                new ScopeFilter(effective), sub.cursor(), maxSeq, limits.limitCommits() + 1));
+                new ScopeFilter(effective), sub.cursor(), maxSeq, limits.limitCommits() + 1), end);
         // §4.6: the horizon passed in was read before the window; a prune that committed in between (or while the
         // window was read) deleted commits the window then lacks, and delivering it would move the cursor past
         // them. The horizon read right after the window shows it: answer the reset, as if the prune had come first.
@@ -186,9 +204,9 @@ public final class PullProcessor {
         }
         int returned = commits.stream().mapToInt(c -> c.changes().size()).sum();
         boolean exhausted = !budgetStop && returned <= limits.limitCommits() && deliveredCommits == commits.size();
-        long nextCursor = exhausted ? Math.max(sub.cursor(), maxSeq) : Math.max(sub.cursor(), lastDelivered);
+        long nextCursor = exhausted ? completeCursor(sub, maxSeq) : Math.max(sub.cursor(), lastDelivered);
         frames.add(new SubEnd(nextCursor, null));
-        return new Section(frames, nextCursor, true);
+        return new Section(frames, nextCursor, true, window.endGate().filter(g -> window.endRecorded()));
     }
 
     /** Where an unfinished bootstrap resumes: after {@code rowCursor}, or from the start when it is null. */

@@ -20,6 +20,7 @@ import syncular.jakarta.storage.CheckpointDeclaration;
 import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.ClientSubscription;
 import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.RequestEnd;
 import syncular.jakarta.storage.RequestPreamble;
 import syncular.jakarta.storage.ServeGate;
 import syncular.jakarta.storage.ServerStorage;
@@ -140,13 +141,14 @@ public final class SyncHandler {
 
     /** A response built but not yet verified by the serve-gate re-read. */
     private record Built(ServeGate entryGate, CompiledSchema running, List<CheckpointDeclaration> declared,
-                         Handled handled) { }
+                         Handled handled, Optional<ServeGate> endGate) { }
 
     /**
      * Round trips (issue 14): the preamble (touch, gate, client record, stored results, log head) in one; the push
      * group's lock, one per commit and COMMIT, shared by every request of the group; a commit-window page per
-     * subscription; the client record with the gate re-read in one. The session's connection goes back to the pool
-     * while the request waits for its push group.
+     * subscription; the client record with the gate re-read in one. That last one rides on the last subscription's
+     * window page when the window is the rest of the log ({@link RequestEnd}): an incremental pull is two round
+     * trips. The session's connection goes back to the pool while the request waits for its push group.
      */
     private Built build(StorageSession session, Identity identity, RequestMessage request) {
         CompiledSchema running = schema.get();
@@ -182,11 +184,11 @@ public final class SyncHandler {
         if (header.schemaVersion() != running.version()) {
             // §2.4 / §7.4: no degraded encoding; the schema-floor response, nothing else.
             frames.add(respHeader(wire, running.version(), running.version(), registry.logEpoch(), epochReset));
-            return built(entryGate, running, declared, wire, frames, List.of(), Optional.empty());
+            return built(entryGate, running, declared, wire, frames, List.of(), Optional.empty(), Optional.empty());
         }
         if (epochReset) {
             frames.add(respHeader(wire, null, running.version(), registry.logEpoch(), true));
-            return built(entryGate, running, declared, wire, frames, List.of(), Optional.empty());
+            return built(entryGate, running, declared, wire, frames, List.of(), Optional.empty(), Optional.empty());
         }
         StorableInput.checkRequest(request);   // before any read binds another request field
         Optional<ClientRecord> previous = validateRequest(identity, pre.clientRecord(), header, pushes, pullHeader,
@@ -203,6 +205,7 @@ public final class SyncHandler {
         resolution.lease().ifPresent(frames::add);   // §7.3.2: right after RESP_HEADER
         List<Long> applied = new ArrayList<>();
         Optional<ClientRecord> record = Optional.empty();
+        Optional<ServeGate> endGate = Optional.empty();
         try {
             long maxSeq = pre.maxCommitSeq();
             long horizon = pre.horizonSeq();
@@ -227,39 +230,58 @@ public final class SyncHandler {
                 if (pushed.failure() != null) throw pushed.failure();
             }
             List<Long> cursors = new ArrayList<>();
+            long now = clock.nowMs();
+            Optional<ClientRecord> ended = Optional.empty();
             if (pullHeader.isPresent()) {
                 PullLimits limits = PullLimits.clamp(pullHeader.get());
                 PullProcessor.Budget budget = new PullProcessor.Budget(settings.maxResponseBytes());
-                for (PullProcessor.Plan plan : plans) {
+                for (int p = 0; p < plans.size(); p++) {
+                    PullProcessor.Plan plan = plans.get(p);
+                    Optional<RequestEnd> end = Optional.empty();
+                    if (p == plans.size() - 1) {
+                        // the record this request stores if this last window is the rest of the log
+                        List<Long> complete = new ArrayList<>(cursors);
+                        complete.add(PullProcessor.completeCursor(plan.subscription(), maxSeq));
+                        ended = Optional.of(clientRecord(identity, header.clientId(), previous, wire, true,
+                                subscriptions, complete, now));
+                        end = Optional.of(new RequestEnd(ended.get(), running.version()));
+                    }
                     PullProcessor.Section section = pull.section(session, registry.logEpoch(), running, limits, plan,
-                            maxSeq, horizon, settings.inlineSegmentMaxBytes(), budget);
+                            maxSeq, horizon, settings.inlineSegmentMaxBytes(), budget, end);
                     frames.addAll(section.frames());
                     if (section.active()) cursors.add(section.nextCursor());
+                    endGate = section.endGate();
                 }
             }
             record = Optional.of(clientRecord(identity, header.clientId(), previous, wire, pullHeader.isPresent(),
-                    subscriptions, cursors));
+                    subscriptions, cursors, now));
+            // the stored end is this request's only if the window was not cut (a budget stop, a prune under it)
+            if (!record.equals(ended)) endGate = Optional.empty();
         } catch (SyncException e) {
             // §1.6: in-band ERROR, then END, nothing else.
             frames.add(ErrorFrame.of(e.code(), e.getMessage(), e.detailsJson()));
             if (e.code() == ErrorCode.SYNC_SCHEMA_NOT_READY) throw e; // the gate refuses the whole response
+            endGate = Optional.empty();
         }
-        return built(entryGate, running, declared, wire, frames, applied, record);
+        return built(entryGate, running, declared, wire, frames, applied, record, endGate);
     }
 
     private static Built built(ServeGate entryGate, CompiledSchema running, List<CheckpointDeclaration> declared,
                                int wire, List<ResponseFrame> frames, List<Long> applied,
-                               Optional<ClientRecord> record) {
-        return new Built(entryGate, running, declared, new Handled(new ResponseMessage(wire, frames), applied, record));
+                               Optional<ClientRecord> record, Optional<ServeGate> endGate) {
+        return new Built(entryGate, running, declared, new Handled(new ResponseMessage(wire, frames), applied, record),
+                endGate);
     }
 
     /**
      * Read-verify-refuse: the gate is re-read after the whole body is built (seeds/002 handler.js), in the round
-     * trip that stores the client record.
+     * trip that stores the client record, or, when the request's end rode on its last window read, read there after
+     * the body's last read (nothing the body holds was read after it).
      */
     private void verify(StorageSession session, Built b) {
-        ServeGatePolicy.verifyUnchanged(b.entryGate(), session.recordClientThenReadGate(b.handled().recorded(),
-                b.running().version()), b.running().version(), b.declared());
+        ServeGate exit = b.endGate().isPresent() ? b.endGate().get()
+                : session.recordClientThenReadGate(b.handled().recorded(), b.running().version());
+        ServeGatePolicy.verifyUnchanged(b.entryGate(), exit, b.running().version(), b.declared());
     }
 
     private void ensureSchema(CompiledSchema running, List<CheckpointDeclaration> declared, String partition) {
@@ -348,14 +370,15 @@ public final class SyncHandler {
     }
 
     /** §4.5/§8.1: the cursor watermark, the subscription list and the wire version per (partition, clientId). */
-    private ClientRecord clientRecord(Identity identity, String clientId, Optional<ClientRecord> previous, int wire,
-                                      boolean pulled, List<Subscription> subscriptions, List<Long> cursors) {
+    private static ClientRecord clientRecord(Identity identity, String clientId, Optional<ClientRecord> previous,
+                                             int wire, boolean pulled, List<Subscription> subscriptions,
+                                             List<Long> cursors, long nowMs) {
         List<ClientSubscription> subs = pulled
                 ? subscriptions.stream().map(s -> new ClientSubscription(s.id(), s.table(), s.scopes())).toList()
                 : previous.map(ClientRecord::subscriptions).orElse(List.of());
         long cursor = !cursors.isEmpty() ? cursors.stream().mapToLong(Long::longValue).min().getAsLong()
                 : previous.map(ClientRecord::cursor).orElse(-1L);
-        return new ClientRecord(clientId, identity.actorId(), wire, cursor, clock.nowMs(), subs);
+        return new ClientRecord(clientId, identity.actorId(), wire, cursor, nowMs, subs);
     }
 
     private static RespHeader respHeader(int wire, Integer required, int latest, String logEpoch, boolean reset) {

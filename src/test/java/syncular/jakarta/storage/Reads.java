@@ -27,7 +27,7 @@ public final class Reads {
 
     public static CommitWindow window(ServerStorage s, String partition, CommitWindowQuery query) {
         try (StorageSession session = s.openSession(partition)) {
-            return session.readCommitWindow(query);
+            return session.readCommitWindow(query, java.util.Optional.empty());
         }
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -99,7 +100,7 @@ class PullBudgetTest {
                 if (cursors.get(project) >= 0 && tokens.get(project) == null) continue;
                 PullProcessor.Section section = pull.section(storage.openSession(partition), "epoch", SCHEMA, limits,
                         plan("s-" + project, project, cursors.get(project), tokens.get(project)), maxSeq, 0, 1 << 20,
-                        budget);
+                        budget, Optional.empty());
                 List<String> ids = rows(section.frames());
                 SubStart start = (SubStart) section.frames().get(0);
                 assertEquals(!ids.isEmpty(), start.bootstrap(), "SUB_START.bootstrap iff the section carries segments");
@@ -142,7 +143,7 @@ class PullBudgetTest {
         do {
             PullProcessor.Budget budget = new PullProcessor.Budget(budgetBytes);
             PullProcessor.Section section = pull.section(storage.openSession(partition), "epoch", SCHEMA, limits,
-                    plan("s", "pa", cursor, token), maxSeq, 0, 1 << 20, budget);
+                    plan("s", "pa", cursor, token), maxSeq, 0, 1 << 20, budget, Optional.empty());
             long inlineBytes = 0;
             for (ResponseFrame f : section.frames()) {
                 if (f instanceof SegmentInline s) inlineBytes += s.payload().length;
@@ -173,7 +174,8 @@ class PullBudgetTest {
         PullLimits limits = new PullLimits(1000, 1000, 50, PullHeader.ACCEPT_EXTERNAL_ROWS);
         long maxSeq = storage.getMaxCommitSeq(partition);
         PullProcessor.Section section = external.section(storage.openSession(partition), "epoch", SCHEMA, limits,
-                plan("s", "pb", -1, null), maxSeq, 0, 256, new PullProcessor.Budget(1_500));
+                plan("s", "pb", -1, null), maxSeq, 0, 256, new PullProcessor.Budget(1_500),
+                Optional.empty());
         assertTrue(published.size() > 1, "the 30 rows did not fit one 1,500-byte segment");
         for (byte[] b : published) assertTrue(b.length <= 1_500, "a segment of " + b.length + " bytes");
         assertEquals(30, rows(section.frames()).size(), "every row in this one response (pages are cheap refs)");
@@ -189,7 +191,8 @@ class PullBudgetTest {
         int responses = 0;
         while (cursor < maxSeq && responses++ < 100) {
             PullProcessor.Section section = pull.section(storage.openSession(partition), "epoch", SCHEMA, limits,
-                    plan("s", "pa", cursor, null), maxSeq, 0, 1 << 20, new PullProcessor.Budget(1_000));
+                    plan("s", "pa", cursor, null), maxSeq, 0, 1 << 20,
+                    new PullProcessor.Budget(1_000), Optional.empty());
             List<ResponseFrame> frames = section.frames();
             assertFalse(frames.get(1) instanceof SubEnd, "the first commit always goes");
             long last = cursor;

@@ -103,6 +103,9 @@ class PullHorizonRaceTest {
         assertEquals(ErrorCode.SYNC_CURSOR_EXPIRED.wire(), start.reasonCode());
         assertFalse(frames.stream().anyMatch(f -> f instanceof CommitFrame), "no commits on a reset");
         assertEquals(2, assertInstanceOf(SubEnd.class, frames.get(2)).nextCursor(), "the request cursor is echoed");
+        // the window's statement stored the record of a complete window (cursor 8); the reset replaced it
+        assertEquals(-1, storage.getClientRecord(partition, "reader").orElseThrow().cursor(),
+                "a reset moves no stored cursor");
 
         // a prune that commits after the window and its horizon were read: the window was whole when read, so its
         // commits go out and the cursor moves past the new horizon (nothing was skipped; the next pull is normal)

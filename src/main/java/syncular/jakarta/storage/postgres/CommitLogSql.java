@@ -177,9 +177,9 @@ final class CommitLogSql {
      * unanalyzed joined against the partition's whole log, hundreds of milliseconds per page once it grew
      * ({@code PostgresPlanCacheTest}, issue 14).
      */
-    static final String COMMIT_WINDOW_PAGE = """
+    static final String COMMIT_WINDOW_ROWS = """
             SELECT c.commit_seq, m.actor_id, m.created_at_ms, ch.tbl, ch.row_id, ch.op, ch.row_version,
-                   ch.scopes::text, ch.payload
+                   ch.scopes::text, ch.payload, ch.idx
               FROM (SELECT DISTINCT commit_seq FROM sync_change_scopes
                      WHERE partition = ? AND tbl = ? AND var = ? AND value = ANY(?::text[])
                        AND commit_seq > ? AND commit_seq <= ?
@@ -187,16 +187,38 @@ final class CommitLogSql {
               LEFT JOIN LATERAL (SELECT actor_id, created_at_ms FROM sync_commits
                                   WHERE partition = ? AND commit_seq = c.commit_seq OFFSET 0) m ON TRUE
               LEFT JOIN LATERAL (SELECT idx, tbl, row_id, op, row_version, scopes, payload FROM sync_changes
-                                  WHERE partition = ? AND commit_seq = c.commit_seq AND tbl = ? OFFSET 0) ch ON TRUE
-             ORDER BY c.commit_seq, ch.idx""";
+                                  WHERE partition = ? AND commit_seq = c.commit_seq AND tbl = ? OFFSET 0) ch ON TRUE""";
+    static final String COMMIT_WINDOW_PAGE = COMMIT_WINDOW_ROWS + "\n ORDER BY c.commit_seq, ch.idx";
 
     /**
      * A window page, then the partition's horizon in the same round trip: the horizon statement runs after the page
      * statement (its own snapshot), so a prune that deleted commits of the page range before or while the page was
      * read has raised it (prunes delete and raise in one transaction). Params: the page's, then partition.
      */
-    static final String COMMIT_WINDOW_PAGE_THEN_HORIZON = COMMIT_WINDOW_PAGE
-            + ";\nSELECT horizon_seq FROM sync_partitions WHERE partition = ?";
+    static final String HORIZON = "SELECT horizon_seq FROM sync_partitions WHERE partition = ?";
+    static final String COMMIT_WINDOW_PAGE_THEN_HORIZON = COMMIT_WINDOW_PAGE + ";\n" + HORIZON;
+
+    /**
+     * A request's end riding on its window page ({@code RequestEnd}, issue 15): the page and the horizon, then the
+     * serve gate, read after both. Params: the page's, partition, then partition, running schema version.
+     */
+    static final String COMMIT_WINDOW_PAGE_THEN_GATE = COMMIT_WINDOW_PAGE_THEN_HORIZON + ";\n"
+            + CommitLogSql.READ_SERVE_GATE;
+
+    /**
+     * {@link #COMMIT_WINDOW_PAGE_THEN_GATE} storing the request's client record in the page's statement (one
+     * snapshot, one atomic statement) when the page is the rest of the log: fewer candidate commits than the page may
+     * hold and at most the given number of the table's changes, so no limit cut the window and the record's
+     * cursor, the log head's, is the one the pull answers. The page is materialized once for the guard and the
+     * answer. Params: the page's, the record's seven, the page size, the change bound, then as
+     * {@link #COMMIT_WINDOW_PAGE_THEN_GATE} after its page.
+     */
+    static final String COMMIT_WINDOW_PAGE_RECORDING_THEN_GATE = "WITH page AS MATERIALIZED (\n" + COMMIT_WINDOW_ROWS
+            + "),\nrecorded AS (\n" + PostgresServerStorage.putClientRecord("""
+                    SELECT ?, ?, ?, ?, ?, ?::jsonb, ?
+                     WHERE (SELECT count(DISTINCT commit_seq) FROM page) < ?
+                       AND (SELECT count(*) FROM page WHERE tbl IS NOT NULL) <= ?""")
+            + ")\nSELECT * FROM page ORDER BY commit_seq, idx;\n" + HORIZON + ";\n" + CommitLogSql.READ_SERVE_GATE;
 
     static final String PUT_PUSH_RESULT = """
             INSERT INTO sync_push_results(partition, client_id, client_commit_id, result) VALUES (?, ?, ?, ?::jsonb)

@@ -483,10 +483,13 @@ public final class PostgresServerStorage implements ServerStorage {
 
     /**
      * The commit-window pages of {@link #readCommitWindow} on {@code c}. The page statement is planned for its
-     * parameters on every call ({@link CommitLogSql#COMMIT_WINDOW_PAGE_THEN_HORIZON}).
+     * parameters on every call ({@link CommitLogSql#COMMIT_WINDOW_PAGE_THEN_HORIZON}). With {@code end}, the first
+     * page carries the request's end ({@link CommitLogSql#COMMIT_WINDOW_PAGE_RECORDING_THEN_GATE}, or
+     * {@link CommitLogSql#COMMIT_WINDOW_PAGE_THEN_GATE} when {@code end.record} is empty: an equal record is stored);
+     * the record's guard is evaluated here on the rows the statement returned, as the statement evaluated it.
      */
-    static CommitWindow readCommitWindowOn(Connection c, String partition, CommitWindowQuery query)
-            throws SQLException {
+    static CommitWindow readCommitWindowOn(Connection c, String partition, CommitWindowQuery query,
+                                           Optional<WindowEnd> end) throws SQLException {
         if (query.scopes().isEmpty()) throw new StorageException(StorageErrorCode.SCAN_REQUIRES_SCOPE);
         Map.Entry<String, List<String>> first = query.scopes().values().entrySet().iterator().next();
         if (first.getValue().isEmpty()) return new CommitWindow(List.of(), -1);
@@ -495,8 +498,14 @@ public final class PostgresServerStorage implements ServerStorage {
         long horizon = 0;
         int delivered = 0;
         int batch = Math.max(64, query.limitChanges());
-        try (PreparedStatement ps = c.prepareStatement(CommitLogSql.COMMIT_WINDOW_PAGE_THEN_HORIZON)) {
-            while (delivered < query.limitChanges()) {
+        Optional<ServeGate> gate = Optional.empty();
+        boolean recorded = false;
+        for (int page = 0; delivered < query.limitChanges(); page++) {
+            Optional<WindowEnd> riding = page == 0 ? end : Optional.empty();
+            String sql = riding.isEmpty() ? CommitLogSql.COMMIT_WINDOW_PAGE_THEN_HORIZON
+                    : riding.get().record().isPresent() ? CommitLogSql.COMMIT_WINDOW_PAGE_RECORDING_THEN_GATE
+                    : CommitLogSql.COMMIT_WINDOW_PAGE_THEN_GATE;
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
                 int i = 1;
                 ps.setString(i++, partition);
                 ps.setString(i++, query.table());
@@ -508,8 +517,18 @@ public final class PostgresServerStorage implements ServerStorage {
                 ps.setString(i++, partition);
                 ps.setString(i++, partition);
                 ps.setString(i++, query.table());
+                if (riding.isPresent() && riding.get().record().isPresent()) {
+                    i = bindClientRecord(ps, i, partition, riding.get().record().get());
+                    ps.setInt(i++, batch);
+                    ps.setInt(i++, query.limitChanges() - 1);
+                }
                 ps.setString(i++, partition);
+                if (riding.isPresent()) {
+                    ps.setString(i++, partition);
+                    ps.setInt(i++, riding.get().runningSchemaVersion());
+                }
                 int candidates = 0;
+                int tableRows = 0;
                 boolean full = false;
                 if (!ps.execute()) throw new SQLException("the commit window read returned no rows");
                 try (ResultSet rs = ps.getResultSet()) {
@@ -538,6 +557,7 @@ public final class PostgresServerStorage implements ServerStorage {
                         }
                         String tbl = rs.getString(4);
                         if (tbl == null) continue;
+                        tableRows++;
                         StoredChange ch = change(rs, tbl);
                         if (query.scopes().matches(ch.scopes())) changes.add(ch);
                     }
@@ -552,11 +572,27 @@ public final class PostgresServerStorage implements ServerStorage {
                         if (rs.next()) horizon = Math.max(horizon, rs.getLong(1));
                     }
                 }
-                if (full || candidates < batch) break;
+                boolean last = full || candidates < batch;
+                if (riding.isPresent()) {
+                    if (!ps.getMoreResults()) throw new SQLException("the serve-gate read returned no rows");
+                    try (ResultSet rs = ps.getResultSet()) {
+                        // a gate read before a further page would not verify that page: only a one-page window's
+                        if (last) gate = Optional.of(serveGateFrom(rs));
+                    }
+                    // the statement's guard, on the rows it returned (a full page stopped reading them: not stored)
+                    recorded = last && !full && candidates < batch && tableRows <= query.limitChanges() - 1;
+                }
+                if (last) break;
             }
         }
-        return new CommitWindow(commits, horizon);
+        return new CommitWindow(commits, horizon, gate, recorded);
     }
+
+    /**
+     * A {@link syncular.jakarta.storage.RequestEnd} as the window read carries it: the record to store if the window
+     * is complete, empty when an equal one is stored already (the touch-interval rule), and the gate's version.
+     */
+    record WindowEnd(Optional<ClientRecord> record, int runningSchemaVersion) { }
 
     private static StoredChange change(ResultSet rs, String tbl) throws SQLException {
         long rv = rs.getLong(7);
@@ -644,13 +680,19 @@ public final class PostgresServerStorage implements ServerStorage {
                 rs.getLong(5), StoredJson.parseSubscriptions(rs.getString(6))));
     }
 
-    static final String PUT_CLIENT_RECORD = """
-            INSERT INTO sync_clients(partition, client_id, actor_id, wire_version, cursor, subscriptions,
-                                     updated_at_ms)
-            VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)
-            ON CONFLICT (partition, client_id) DO UPDATE
-              SET actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
-                  subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms""";
+    /** A client record's upsert around its row source ({@link #bindClientRecord}'s seven values). */
+    static String putClientRecord(String values) {
+        return """
+                INSERT INTO sync_clients(partition, client_id, actor_id, wire_version, cursor, subscriptions,
+                                         updated_at_ms)
+                """ + values + """
+
+                ON CONFLICT (partition, client_id) DO UPDATE
+                  SET actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
+                      subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms""";
+    }
+
+    static final String PUT_CLIENT_RECORD = putClientRecord("VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)");
 
     /**
      * Whether a request's client record differs from the one its preamble read ({@code stored}) only by an activity

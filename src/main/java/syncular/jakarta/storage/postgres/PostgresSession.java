@@ -10,6 +10,7 @@ import syncular.jakarta.storage.ClientRecord;
 import syncular.jakarta.storage.CommitWindow;
 import syncular.jakarta.storage.CommitWindowQuery;
 import syncular.jakarta.storage.PartitionRegistryEntry;
+import syncular.jakarta.storage.RequestEnd;
 import syncular.jakarta.storage.RequestPreamble;
 import syncular.jakarta.storage.RowScanQuery;
 import syncular.jakarta.storage.ServeGate;
@@ -94,8 +95,11 @@ final class PostgresSession implements StorageSession {
     }
 
     @Override
-    public CommitWindow readCommitWindow(CommitWindowQuery query) {
-        return on(c -> PostgresServerStorage.readCommitWindowOn(c, partition, query));
+    public CommitWindow readCommitWindow(CommitWindowQuery query, Optional<RequestEnd> end) {
+        Optional<PostgresServerStorage.WindowEnd> riding = end.map(e -> new PostgresServerStorage.WindowEnd(
+                Optional.of(e.recordIfComplete()).filter(r -> !storage.unchangedWithinTouchInterval(stored, r)),
+                e.runningSchemaVersion()));
+        return on(c -> PostgresServerStorage.readCommitWindowOn(c, partition, query, riding));
     }
 
     @Override
