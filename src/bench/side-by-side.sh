@@ -39,7 +39,8 @@
 #                                                           "--rows=100000 --runs=3" (it gets --url= and DRIVER_ARGS;
 #                                                           the summary table is SyncLoadDriver's only). For every
 #                                                           driver the result file also gets the server's CPU while
-#                                                           driven and its peak RSS (VmHWM).
+#                                                           driven and its peak RSS (VmHWM), and PostgreSQL's
+#                                                           CPU while driven (postmaster, backends, workers).
 set -euo pipefail
 
 if [[ -n "${LOCK:-}" && -z "${SIDE_BY_SIDE_LOCKED:-}" ]]; then
@@ -81,6 +82,14 @@ die() { say "ERROR: $*"; exit 1; }
 loadavg() { uptime | sed 's/.*load average: //'; }
 # CPU time of a process in clock ticks (utime + stime; fields after the parenthesised command name)
 cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}'; }
+# PostgreSQL's CPU: the postmaster's own and its reaped children's, plus its live backends' and workers'
+db_ticks() {
+  local pm=$1 total child
+  total=$(sed 's/^.*) //' "/proc/$pm/stat" 2>/dev/null | awk '{print $12 + $13 + $14 + $15}')
+  [[ -n "$total" ]] || return 0
+  for child in $(pgrep -P "$pm"); do total=$((total + $(cpu_ticks "$child" || echo 0))); done
+  echo "$total"
+}
 
 # ---------------------------------------------------------------------------------------------------------------
 # process groups: every component starts in its own session (setsid), so one kill reaches all it started
@@ -303,8 +312,9 @@ run_server() { # run_server NAME
     echo "# server: $name  url: $url  started: $(date -Is)  via-proxy: $VIA_PROXY"
     echo "# load average before the server started: $before"
   } >"$result"
-  local rc=0 ticks_before driver_start
+  local rc=0 ticks_before driver_start db_before=""
   ticks_before=$(cpu_ticks "$srv_pid"); driver_start=$(date +%s.%N)
+  [[ -z "$POSTMASTER" ]] || db_before=$(db_ticks "$POSTMASTER")
   if [[ "$DRIVER" == SyncLoadDriver ]]; then
     "$JAVA" -cp "$CP" syncular.jakarta.sync.bench.SyncLoadDriver --url="$url" --schema=tasks \
       --clients="$CLIENTS" --seconds="$BENCH_SECONDS" --warmup="$WARMUP" --prime="$PRIME" --runs="$RUNS" \
@@ -324,9 +334,15 @@ run_server() { # run_server NAME
         -v e="$(date +%s.%N)" -v k="$hwm" 'BEGIN { cpu = (a - b) / hz; printf "# server (pid %s) while driven: %.1f s CPU over %.1f s = %.0f %% of one core; peak RSS %.0f MiB\n", "'"$srv_pid"'", cpu, e - s, 100 * cpu / (e - s), k / 1024 }' \
         | tee -a "$result"
   fi
+  if [[ -n "$db_before" ]]; then
+    awk -v b="$db_before" -v a="$(db_ticks "$POSTMASTER")" -v hz="$(getconf CLK_TCK)" -v s="$driver_start" \
+        -v e="$(date +%s.%N)" 'BEGIN { cpu = (a - b) / hz; printf "# PostgreSQL while driven: %.1f s CPU over %.1f s = %.0f %% of one core\n", cpu, e - s, 100 * cpu / (e - s) }' \
+        | tee -a "$result"
+  fi
   if [[ -n "$PG_JDBC" ]] && command -v psql >/dev/null; then # what the statements were, for reading the counts
     PGPASSWORD=postgres psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "SELECT calls, rows,
-        round(mean_exec_time::numeric, 3) AS mean_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
+        round(mean_exec_time::numeric, 3) AS mean_ms, plans, round(mean_plan_time::numeric, 3) AS plan_ms,
+        left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
         FROM pg_stat_statements ORDER BY calls DESC LIMIT 60" >"$LOGS/$name-statements.txt" 2>&1 || true
   fi
   say "$name: stopping"

@@ -92,7 +92,8 @@ public final class BenchPostgres {
         if (statements) {
             b.setServerConfig("shared_preload_libraries", "pg_stat_statements")
                     .setServerConfig("pg_stat_statements.track", "top")
-                    .setServerConfig("pg_stat_statements.track_utility", "on");
+                    .setServerConfig("pg_stat_statements.track_utility", "on")
+                    .setServerConfig("pg_stat_statements.track_planning", "on");
         }
         return b.start();
     }
