@@ -33,8 +33,8 @@ public interface StorageSession extends AutoCloseable {
     List<StoredRow> scanRows(RowScanQuery query);
     /**
      * The end of a request (read-verify-refuse) that did not ride on its last read ({@link RequestEnd}): stores
-     * {@code record} when present, then reads the serve-gate token, in one round trip. A record that differs from the one {@link #preamble} read only by an activity time within
-     * the partition touch interval is not rewritten.
+     * {@code record} when present, then reads the serve-gate token, in one round trip. A record that differs from
+     * the one {@link #preamble} read only by an activity time within the partition touch interval is not rewritten.
      */
     ServeGate recordClientThenReadGate(Optional<ClientRecord> record, int runningSchemaVersion);
 
