@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,6 +47,8 @@ class RequestEndTest {
 
     /** Runs once, inside the next {@code readCommitWindow}, before the window is read. */
     private final AtomicReference<Runnable> beforeWindowRead = new AtomicReference<>();
+    /** Requests that ended on their own round trip ({@code recordClientThenReadGate}) rather than on their window. */
+    private final AtomicInteger separateEnds = new AtomicInteger();
 
     @BeforeAll
     static void database() {
@@ -62,8 +65,9 @@ class RequestEndTest {
         SyncSettings settings = new SyncSettings(d.maxOperationsPerRequest(), d.inlineSegmentMaxBytes(),
                 maxResponseBytes, d.segmentTtlMs(), d.maxSubscriptionsPerRequest(), d.admission(),
                 d.maxCascadeOperationsPerCommit(), d.pageCacheBytes());
-        ServerStorage hooked = StorageHooks.around(storage, "readCommitWindow", StorageHooks.once(beforeWindowRead),
-                () -> { });
+        ServerStorage hooked = StorageHooks.around(StorageHooks.around(storage, "readCommitWindow",
+                StorageHooks.once(beforeWindowRead), () -> { }), "recordClientThenReadGate",
+                separateEnds::incrementAndGet, () -> { });
         return new SyncHandler(hooked, () -> SCHEMA, List::of, identity -> ALL, () -> 1_000L, settings,
                 (request, bytes) -> {
                     throw new AssertionError("no segment is published in these tests");
@@ -101,7 +105,9 @@ class RequestEndTest {
     void aCompleteWindowStoresTheLogHeadAsTheCursor() {
         SyncHandler h = handler(SyncSettings.DEFAULTS.maxResponseBytes());
         Identity actor = eightCommits(h, "end-complete");
+        separateEnds.set(0);
         List<ResponseFrame> frames = h.handle(actor, pull(0, 2)).response().frames();
+        assertEquals(0, separateEnds.get(), "the request ended on its window read");
         assertEquals(List.of(3L, 4L, 5L, 6L, 7L, 8L), commits(frames));
         assertEquals(8, answeredCursor(frames));
         assertEquals(8, storage.getClientRecord(actor.partition(), "reader").orElseThrow().cursor());
@@ -111,7 +117,9 @@ class RequestEndTest {
     void aWindowCutByTheCommitLimitStoresTheCursorItAnswers() {
         SyncHandler h = handler(SyncSettings.DEFAULTS.maxResponseBytes());
         Identity actor = eightCommits(h, "end-limit");
+        separateEnds.set(0);
         List<ResponseFrame> frames = h.handle(actor, pull(2, 2)).response().frames();
+        assertEquals(1, separateEnds.get(), "a cut window ends on its own round trip");
         assertEquals(List.of(3L, 4L), commits(frames), "two changes: the limit");
         assertEquals(4, answeredCursor(frames));
         assertEquals(4, storage.getClientRecord(actor.partition(), "reader").orElseThrow().cursor(),
@@ -123,13 +131,39 @@ class RequestEndTest {
     void aWindowCutByTheResponseBudgetStoresTheCursorItAnswers() {
         SyncHandler h = handler(600);
         Identity actor = eightCommits(h, "end-budget");
+        separateEnds.set(0);
         List<ResponseFrame> frames = h.handle(actor, pull(0, 2)).response().frames();
+        assertEquals(1, separateEnds.get(), "a cut window ends on its own round trip");
         List<Long> sent = commits(frames);
         assertTrue(!sent.isEmpty() && sent.size() < 6, "the budget cut the window: " + sent);
         long answered = answeredCursor(frames);
         assertEquals(sent.get(sent.size() - 1), answered);
         assertEquals(answered, storage.getClientRecord(actor.partition(), "reader").orElseThrow().cursor(),
                 "the record the window's statement stored (cursor 8) was replaced by the one answered");
+    }
+
+    /**
+     * Two subscriptions, the first cut by the commit limit: the record the last window's statement stores holds the
+     * lowest cursor of the request (the first's), which is the one the response's sections answer.
+     */
+    @Test
+    void theRecordAWindowStoresHoldsTheRequestsLowestCursor() {
+        SyncHandler h = handler(SyncSettings.DEFAULTS.maxResponseBytes());
+        Identity actor = eightCommits(h, "end-two");
+        h.handle(actor, new RequestMessage(1, List.of(new ReqHeader("writer", 1),
+                new PushCommit("q1", List.of(PushCommit.Operation.upsert("tasks", "q1", null,
+                        TestSchemas.taskPayload(SCHEMA, "q1", "p2", "other project", false)))))));
+        separateEnds.set(0);
+        List<ResponseFrame> frames = h.handle(actor, new RequestMessage(1, List.of(new ReqHeader("reader", 1),
+                new PullHeader(2, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                new Subscription("a", "tasks", Map.of("project_id", List.of("p1")), null, 2, null),
+                new Subscription("b", "tasks", Map.of("project_id", List.of("p2")), null, 2, null)))).response()
+                .frames();
+        List<Long> answered = frames.stream().filter(f -> f instanceof SubEnd).map(f -> ((SubEnd) f).nextCursor())
+                .toList();
+        assertEquals(List.of(4L, 9L), answered, "a: cut after two commits; b: complete through the head");
+        assertEquals(4, storage.getClientRecord(actor.partition(), "reader").orElseThrow().cursor());
+        assertEquals(0, separateEnds.get(), "stored by the last window's statement, no correction");
     }
 
     /** RFC 0007: a change of the log epoch (a restore) committed after the preamble, before the window read. */
@@ -146,7 +180,9 @@ class RequestEndTest {
                 throw new IllegalStateException(e);
             }
         });
+        separateEnds.set(0);
         SyncException refused = assertThrows(SyncException.class, () -> h.handle(actor, pull(0, 2)));
         assertEquals(ErrorCode.SYNC_SCHEMA_NOT_READY, refused.code());
+        assertEquals(0, separateEnds.get(), "refused by the gate read in the window's round trip");
     }
 }
