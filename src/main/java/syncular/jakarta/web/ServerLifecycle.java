@@ -46,6 +46,10 @@ import syncular.jakarta.storage.StorageException;
         properties = {
             // a dead database must not hold a request or the readiness probe for the driver's default timeout
             "connectTimeout=5", "ApplicationName=syncular",
+            // every statement runs on its cached generic plan: PostgreSQL otherwise re-plans some statements per
+            // execution (custom plans), which was a quarter of its CPU under the mixed soak (docs/benchmarks.md);
+            // the generic plans of the request path are checked by PostgresExplainTest and PostgresPlanCacheTest
+            "options=-c plan_cache_mode=force_generic_plan",
             // Payara: validate a connection before handing it out, at most once per 10 s (issue 14: validating
             // every checkout was a SELECT 1 round trip each), and on a failed validation or a connection error drop
             // every pooled connection (a restarted or failed-over database killed them all); without this the pool
