@@ -206,7 +206,7 @@ public final class PullProcessor {
         boolean exhausted = !budgetStop && returned <= limits.limitCommits() && deliveredCommits == commits.size();
         long nextCursor = exhausted ? completeCursor(sub, maxSeq) : Math.max(sub.cursor(), lastDelivered);
         frames.add(new SubEnd(nextCursor, null));
-        return new Section(frames, nextCursor, true, window.endGate().filter(g -> window.endRecorded()));
+        return new Section(frames, nextCursor, true, window.endGate());
     }
 
     /** Where an unfinished bootstrap resumes: after {@code rowCursor}, or from the start when it is null. */

@@ -202,8 +202,8 @@ final class CommitLogSql {
      * A request's end riding on its window page ({@code RequestEnd}, issue 15): the page and the horizon, then the
      * serve gate, read after both. Params: the page's, partition, then partition, running schema version.
      */
-    static final String COMMIT_WINDOW_PAGE_THEN_GATE = COMMIT_WINDOW_PAGE_THEN_HORIZON + ";\n"
-            + CommitLogSql.READ_SERVE_GATE;
+    static final String HORIZON_THEN_GATE = HORIZON + ";\n" + CommitLogSql.READ_SERVE_GATE;
+    static final String COMMIT_WINDOW_PAGE_THEN_GATE = COMMIT_WINDOW_PAGE + ";\n" + HORIZON_THEN_GATE;
 
     /**
      * {@link #COMMIT_WINDOW_PAGE_THEN_GATE} storing the request's client record in the page's statement (one
@@ -218,7 +218,7 @@ final class CommitLogSql {
                     SELECT ?, ?, ?, ?, ?, ?::jsonb, ?
                      WHERE (SELECT count(DISTINCT commit_seq) FROM page) < ?
                        AND (SELECT count(*) FROM page WHERE tbl IS NOT NULL) <= ?""")
-            + ")\nSELECT * FROM page ORDER BY commit_seq, idx;\n" + HORIZON + ";\n" + CommitLogSql.READ_SERVE_GATE;
+            + ")\nSELECT * FROM page ORDER BY commit_seq, idx;\n" + HORIZON_THEN_GATE;
 
     static final String PUT_PUSH_RESULT = """
             INSERT INTO sync_push_results(partition, client_id, client_commit_id, result) VALUES (?, ?, ?, ?::jsonb)

@@ -498,8 +498,7 @@ public final class PostgresServerStorage implements ServerStorage {
         long horizon = 0;
         int delivered = 0;
         int batch = Math.max(64, query.limitChanges());
-        Optional<ServeGate> gate = Optional.empty();
-        boolean recorded = false;
+        Optional<ServeGate> endGate = Optional.empty();
         for (int page = 0; delivered < query.limitChanges(); page++) {
             Optional<WindowEnd> riding = page == 0 ? end : Optional.empty();
             String sql = riding.isEmpty() ? CommitLogSql.COMMIT_WINDOW_PAGE_THEN_HORIZON
@@ -572,20 +571,20 @@ public final class PostgresServerStorage implements ServerStorage {
                         if (rs.next()) horizon = Math.max(horizon, rs.getLong(1));
                     }
                 }
-                boolean last = full || candidates < batch;
                 if (riding.isPresent()) {
                     if (!ps.getMoreResults()) throw new SQLException("the serve-gate read returned no rows");
                     try (ResultSet rs = ps.getResultSet()) {
-                        // a gate read before a further page would not verify that page: only a one-page window's
-                        if (last) gate = Optional.of(serveGateFrom(rs));
+                        // the statement's guard, on the rows it returned (a full page stopped reading them: not
+                        // stored); it also means this page is the window's last, so no read follows the gate
+                        if (!full && candidates < batch && tableRows <= query.limitChanges() - 1) {
+                            endGate = Optional.of(serveGateFrom(rs));
+                        }
                     }
-                    // the statement's guard, on the rows it returned (a full page stopped reading them: not stored)
-                    recorded = last && !full && candidates < batch && tableRows <= query.limitChanges() - 1;
                 }
-                if (last) break;
+                if (full || candidates < batch) break;
             }
         }
-        return new CommitWindow(commits, horizon, gate, recorded);
+        return new CommitWindow(commits, horizon, endGate);
     }
 
     /**
