@@ -172,6 +172,8 @@ await_line() { # await_line LOG PATTERN PID TIMEOUT_S NAME
 CPFILE=$OUT/classpath.txt
 if [[ "$BUILD" == 1 ]]; then
   say "building (mvn -o -q -Prun -DskipTests package dependency:build-classpath)"
+  # the WAR is packed from this directory, which keeps a class whose source is gone: start it afresh
+  rm -rf "$ROOT/target/syncular"
   (cd "$ROOT" && mvn -o -q -Prun -DskipTests package dependency:build-classpath -Dmdep.outputFile="$CPFILE") \
     >"$LOGS/build.log" 2>&1 || { tail -40 "$LOGS/build.log"; die "build failed (log: $LOGS/build.log)"; }
 fi
