@@ -152,7 +152,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
     private RealtimeSession register(Context ctx, Identity identity, String clientId, SocketChannel channel) {
         String partition = identity.partition();
         // issue 15: the partition touch, the client record and the log head in one round trip (the request
-        // preamble's; its serve-gate read is not used here)
+        // preamble's); the socket's first round starts from it (its serve gate is read for that round)
         RequestPreamble pre;
         try (StorageSession s = ctx.storage().openSession(partition)) {
             pre = s.preamble(ctx.clock().nowMs(), UUID.randomUUID().toString(), ctx.schema().version(), clientId,
@@ -169,7 +169,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
         long cursor = record.map(ClientRecord::cursor).orElse(-1L);
         int wire = record.map(ClientRecord::wireVersion).filter(WireVersion::isSupported).orElse(WireVersion.V1);
         RealtimeSession session = new RealtimeSession(this, identity, clientId, registry.logEpoch(), wire, cursor,
-                latest, registrations, scopeKeys(ctx.schema(), registrations), channel, settings);
+                latest, registrations, scopeKeys(ctx.schema(), registrations), channel, settings, pre);
         long now = ctx.clock().nowMs();
         // hello is queued first, so nothing the session is sent can overtake it
         session.send(new RealtimeControl.Hello(RealtimeControl.PROTOCOL_VERSION, session.sessionId,

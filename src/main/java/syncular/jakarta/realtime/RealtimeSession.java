@@ -13,6 +13,7 @@ import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.storage.ChangeOp;
 import syncular.jakarta.storage.ClientRecord;
+import syncular.jakarta.storage.RequestPreamble;
 import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
@@ -52,6 +53,8 @@ public final class RealtimeSession {
     static final int ROUND_CHUNK_BYTES = 64 * 1024;
     /** How long a round's END waits for the commit feed to bring back the round's own commits (see round()). */
     static final long OWN_COMMIT_WAIT_MS = 250;
+    /** How soon after the attach the socket's first round starts from the attach's preamble (see round()). */
+    public static final long ATTACH_READ_REUSE_MS = 1_000;
 
     final String sessionId = UUID.randomUUID().toString();
     final Identity identity;
@@ -82,10 +85,12 @@ public final class RealtimeSession {
     private long pendingAck = -1;
     private long lastAckWriteTick = Long.MIN_VALUE / 2;
     private final long openedTick;
+    /** The attach's preamble, until the first round takes it (issue 15). */
+    private RequestPreamble attachRead;
 
     RealtimeSession(RealtimeHub hub, Identity identity, String clientId, String logEpoch, int wireVersion, long cursor,
                     long latestSeq, List<Registration> registrations, Set<String> scopeKeys, SocketChannel channel,
-                    RealtimeSettings settings) {
+                    RealtimeSettings settings, RequestPreamble attachRead) {
         this.hub = hub;
         this.identity = identity;
         this.clientId = clientId;
@@ -101,6 +106,7 @@ public final class RealtimeSession {
         this.storedCursor = cursor;
         this.lastInboundTick = hub.tick();
         this.openedTick = lastInboundTick;
+        this.attachRead = attachRead;
     }
 
     /** The hub's tick when the session attached (how long a closed socket lived). */
@@ -323,6 +329,9 @@ public final class RealtimeSession {
             close(TRY_AGAIN_LATER, "slow consumer");   // the previous answers are still queued: do not apply this one
             return;
         }
+        // issue 15: the first round, sent right after hello, starts from the attach's preamble (one round trip
+        // less per reconnect); its log head may be older than the round, like any round's preamble by its end
+        RequestPreamble attached = takeAttachRead();
         byte[] response;
         // the client record the round stored with a pull: its subscriptions are what the socket registers (§8.7)
         Optional<ClientRecord> registering = Optional.empty();
@@ -342,7 +351,8 @@ public final class RealtimeSession {
                 throw new SyncException(ErrorCode.SYNC_INVALID_CLIENT_ID,
                         "socket round clientId must match the connection (§8.7)");
             }
-            SyncHandler.Handled handled = handler.handle(identity, request);
+            SyncHandler.Handled handled = attached == null ? handler.handle(identity, request)
+                    : handler.handle(identity, request, attached);
             response = ResponseEncoder.encode(handled.response());
             if (request.pullHeader().isPresent() && !endsWithError(handled.response())) {
                 registering = handled.recorded();
@@ -376,6 +386,13 @@ public final class RealtimeSession {
             outbox.offerRound(chunks.get(chunks.size() - 1));
         }
         registering.ifPresent(record -> hub.refreshRegistrations(this, record));
+    }
+
+    /** The attach's preamble for the first round, if it starts within {@link #ATTACH_READ_REUSE_MS}; then gone. */
+    private synchronized RequestPreamble takeAttachRead() {
+        RequestPreamble read = attachRead;
+        attachRead = null;
+        return read != null && hub.tick() - openedTick <= ATTACH_READ_REUSE_MS ? read : null;
     }
 
     /**

@@ -24,6 +24,13 @@ public interface StorageSession extends AutoCloseable {
                              String clientId, boolean logHead);
 
     /**
+     * Takes a preamble read moments ago on another session of this partition, for the same client and with the log
+     * head (a WebSocket attach's, for the socket's first round), as this session's own: no round trip, and the
+     * request's record write compares with its client record as with one {@link #preamble} read.
+     */
+    RequestPreamble adopt(RequestPreamble earlier);
+
+    /**
      * The commit window of {@code query} (SPEC §4.5) and the horizon read after it (§4.6), one round trip; with
      * {@code end}, the request's end rides on it ({@link RequestEnd}, {@link CommitWindow#endGate()}).
      */

@@ -103,8 +103,22 @@ public final class SyncHandler {
     public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs, Optional<ClientRecord> recorded) { }
 
     public Handled handle(Identity identity, RequestMessage request) {
+        return handle(identity, request, Optional.empty());
+    }
+
+    /**
+     * A socket's first round (issue 15): {@code attached} is the preamble its WebSocket attach read moments before
+     * for the same client, with the log head; the round starts from it instead of its own round trip, if its gate was
+     * read for the schema version still running. Its log head may be older than the round: the commits after it
+     * reach the socket as deltas or wakes (§8.2, §8.7) as they do when a commit lands after any round's preamble.
+     */
+    public Handled handle(Identity identity, RequestMessage request, RequestPreamble attached) {
+        return handle(identity, request, Optional.of(attached));
+    }
+
+    private Handled handle(Identity identity, RequestMessage request, Optional<RequestPreamble> attached) {
         try (StorageSession session = storage.openSession(identity.partition())) {
-            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(session, identity, request));
+            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(session, identity, request, attached));
             verify(session, built);
             RequestEvents.emit(events, clock.nowMs(), identity, request, built.handled().response());
             return built.handled();
@@ -122,7 +136,8 @@ public final class SyncHandler {
     public <T extends AutoCloseable> Materialized<T> handle(Identity identity, RequestMessage request,
                                                             Function<ResponseMessage, T> materialize) {
         try (StorageSession session = storage.openSession(identity.partition())) {
-            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(session, identity, request));
+            Built built = StorableInput.refusalsAsInvalidRequest(() -> build(session, identity, request,
+                    Optional.empty()));
             T body = materialize.apply(built.handled().response());
             try {
                 verify(session, built);
@@ -148,9 +163,11 @@ public final class SyncHandler {
      * group's lock, one per commit and COMMIT, shared by every request of the group; a commit-window page per
      * subscription; the client record with the gate re-read in one. That last one rides on the last subscription's
      * window page when the window is the rest of the log ({@link RequestEnd}): an incremental pull is two round
-     * trips. The session's connection goes back to the pool while the request waits for its push group.
+     * trips, and a socket's first one a single round trip after its attach's. The session's connection goes back to
+     * the pool while the request waits for its push group.
      */
-    private Built build(StorageSession session, Identity identity, RequestMessage request) {
+    private Built build(StorageSession session, Identity identity, RequestMessage request,
+                        Optional<RequestPreamble> attached) {
         CompiledSchema running = schema.get();
         List<CheckpointDeclaration> declared = declarations.get();
         String partition = identity.partition();
@@ -164,8 +181,9 @@ public final class SyncHandler {
 
         // a clientId the database cannot hold is not looked up (it would fail the query); checkRequest refuses it below
         String clientId = StorableInput.keyProblem(header.clientId()) == null ? header.clientId() : "";
-        RequestPreamble pre = session.preamble(clock.nowMs(), UUID.randomUUID().toString(), running.version(),
-                clientId, pushes.isEmpty());
+        RequestPreamble pre = attached.filter(a -> a.gateSchemaVersion() == running.version()).map(session::adopt)
+                .orElseGet(() -> session.preamble(clock.nowMs(), UUID.randomUUID().toString(), running.version(),
+                        clientId, pushes.isEmpty()));
         PartitionRegistryEntry registry = pre.registry();
         ServeGate entryGate = pre.gate();
         ServeGatePolicy.enforce(entryGate, running.version(), declared);

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -27,6 +28,8 @@ import syncular.jakarta.realtime.RealtimeSettings;
 import syncular.jakarta.realtime.Registration;
 import syncular.jakarta.realtime.SocketChannel;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.RequestPreamble;
+import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.TestSchemas;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
@@ -51,11 +54,20 @@ class RoundTripBudgetTest {
     private static final CompiledSchema SCHEMA = TestSchemas.tasks(1);
     private static EmbeddedPostgresSupport.Pool db;
 
+    /** The hubs' commit feed: these tests count round trips, not deliveries. */
+    private static PostgresCommitFeed feed;
+
     @BeforeAll
-    static void database() { db = EmbeddedPostgresSupport.newDatabase(); }
+    static void database() {
+        db = EmbeddedPostgresSupport.newDatabase();
+        feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500);
+    }
 
     @AfterAll
-    static void close() { db.close(); }
+    static void close() {
+        feed.close();
+        db.close();
+    }
 
     /** Counts checkouts, executions and commits of every connection it hands out. */
     static final class Counting implements DataSource {
@@ -152,63 +164,120 @@ class RoundTripBudgetTest {
     }
 
     /**
-     * Issue 15: a WebSocket attach (touch, client record, log head, registration) is one round trip; a socket round
-     * with a pull costs what the pull costs, since the socket registers from the client record the round stored.
+     * Issue 15: a WebSocket attach (touch, client record, log head, registration) is one round trip; the socket's
+     * first round starts from the attach's preamble, so it costs its pull less the preamble; a later round costs what
+     * the pull costs (the socket registers from the client record the round stored).
      */
     @Test
-    void aWebSocketAttachTakesOneRoundTripAndASocketRoundNoMoreThanItsPull() {
+    void aWebSocketAttachTakesOneRoundTripAndItsFirstRoundOneLessThanItsPull() {
         Counting counting = new Counting(db);
+        Attached attached = attach(counting, "budget-attach", () -> 0L);
+        assertEquals(1, counting.roundTrips.get(), "the preamble (touch, client record, log head)");
+        assertEquals(1, counting.checkouts.get());
+        assertEquals(List.of("s"), attached.session.registrations().stream().map(Registration::id).toList(),
+                "the client record's subscription is registered");
+
+        counting.reset();
+        attached.session.onBinary(round(pullOf("p2")));   // the hub's executor runs it here
+        int firstRound = counting.roundTrips.get();
+        assertEquals(List.of("s2"), attached.session.registrations().stream().map(Registration::id).toList(),
+                "the round's subscriptions replace the registrations");
+        counting.reset();
+        attached.session.onBinary(round(pullOf("p3")));
+        int secondRound = counting.roundTrips.get();
+        counting.reset();
+        // the same pull over HTTP, of another project: each of these bootstraps an empty project
+        attached.handler.handle(attached.actor, pullOf("p4"));
+        int http = counting.roundTrips.get();
+        assertEquals(http - 1, firstRound, "the first round has no preamble of its own");
+        assertEquals(http, secondRound, "a later round costs its pull");
+    }
+
+    /** The attach's preamble is the first round's only while the round follows the attach closely. */
+    @Test
+    void aFirstRoundLongAfterItsAttachReadsItsOwnPreamble() {
+        Counting counting = new Counting(db);
+        AtomicLong tick = new AtomicLong();
+        Attached attached = attach(counting, "budget-late", tick::get);
+        tick.addAndGet(RealtimeSession.ATTACH_READ_REUSE_MS + 1);
+        counting.reset();
+        attached.session.onBinary(round(pullOf("p2")));
+        int lateRound = counting.roundTrips.get();
+        counting.reset();
+        attached.handler.handle(attached.actor, pullOf("p3"));
+        assertEquals(counting.roundTrips.get(), lateRound, "the late first round read its own preamble");
+    }
+
+    /** An attach's preamble whose serve gate was read for another schema version is not a round's. */
+    @Test
+    void aPreambleReadForAnotherSchemaVersionIsNotAdopted() {
+        Counting counting = new Counting(db);
+        SyncHandler handler = handlerOver(counting);
+        Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("budget-version"));
+        PostgresServerStorage storage = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
+        handler.handle(actor, pullOf("p1"));
+        RequestPreamble current;
+        RequestPreamble other;
+        try (StorageSession s = storage.openSession(actor.partition())) {
+            current = s.preamble(1_000L, "unused", SCHEMA.version(), "c1", true);
+            other = s.preamble(1_000L, "unused", SCHEMA.version() + 1, "c1", true);
+        }
+        counting.reset();
+        handler.handle(actor, pullOf("p1"), current);
+        assertEquals(1, counting.roundTrips.get(), "adopted: window page + client record + gate re-read");
+        counting.reset();
+        handler.handle(actor, pullOf("p1"), other);
+        assertEquals(2, counting.roundTrips.get(), "its own preamble, then the window");
+    }
+
+    private record Attached(SyncHandler handler, Identity actor, RealtimeSession session) { }
+
+    /** A client with one pulled subscription ("s" of p1), then attached over a socket on a fresh hub. */
+    private static Attached attach(Counting counting, String partition, java.util.function.LongSupplier ticker) {
         PostgresServerStorage storage = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
                 () -> 1_000L);
         storage.ensureSchema(SCHEMA, List.of());
         ScopeResolver all = identity -> Map.of("project_id", List.of("*"));
         SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of, all, () -> 1_000L,
                 SyncSettings.DEFAULTS, null, Validation.NONE, Leases.OFF);
-        Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("budget-attach"));
+        Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition(partition));
         handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("c1", 1),
                 new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
                 new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, -1, null))));
-        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, all, () -> 1_000L, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
-        try (PostgresCommitFeed feed = new PostgresCommitFeed(db::rawConnection, db, 50, 500)) {
-            RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, Runnable::run,
-                    RealtimeSettings.DEFAULTS);
-            counting.reset();
-            RealtimeSession session = hub.connect(actor, "c1", new SocketChannel() {
-                @Override
-                public void sendText(String text, java.util.function.Consumer<Throwable> done) { done.accept(null); }
+        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, all, () -> 1_000L, 1 << 20,
+                syncular.jakarta.events.ServerEvents.NONE);
+        RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, Runnable::run,
+                RealtimeSettings.DEFAULTS, ticker);
+        counting.reset();
+        RealtimeSession session = hub.connect(actor, "c1", new SocketChannel() {
+            @Override
+            public void sendText(String text, java.util.function.Consumer<Throwable> done) { done.accept(null); }
 
-                @Override
-                public void sendBinary(java.nio.ByteBuffer data, java.util.function.Consumer<Throwable> done) {
-                    done.accept(null);
-                }
+            @Override
+            public void sendBinary(java.nio.ByteBuffer data, java.util.function.Consumer<Throwable> done) {
+                done.accept(null);
+            }
 
-                @Override
-                public void close(int code, String reason) { }
-            });
-            assertEquals(1, counting.roundTrips.get(), "the preamble (touch, client record, log head)");
-            assertEquals(1, counting.checkouts.get());
-            assertEquals(List.of("s"), session.registrations().stream().map(Registration::id).toList(),
-                    "the client record's subscription is registered");
+            @Override
+            public void close(int code, String reason) { }
+        });
+        return new Attached(handler, actor, session);
+    }
 
-            RequestMessage pull = new RequestMessage(1, List.of(new ReqHeader("c1", 1),
-                    new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
-                    new Subscription("s2", "tasks", Map.of("project_id", List.of("p2")), null, -1, null)));
-            byte[] encoded = RequestEncoder.encode(pull);
-            byte[] round = new byte[encoded.length + 1];
-            round[0] = 0x01;
-            System.arraycopy(encoded, 0, round, 1, encoded.length);
-            counting.reset();
-            session.onBinary(round);   // the hub's executor runs it here
-            int socketRound = counting.roundTrips.get();
-            assertEquals(List.of("s2"), session.registrations().stream().map(Registration::id).toList(),
-                    "the round's subscriptions replace the registrations");
-            counting.reset();
-            // the same pull over HTTP, of another project: the round's first page is this node's to send again now
-            handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("c1", 1),
-                    new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
-                    new Subscription("s2", "tasks", Map.of("project_id", List.of("p3")), null, -1, null))));
-            assertEquals(counting.roundTrips.get(), socketRound, "the socket round costs no more than its pull");
-        }
+    /** A first pull of subscription "s2" of {@code project} (a bootstrap of an empty project). */
+    private static RequestMessage pullOf(String project) {
+        return new RequestMessage(1, List.of(new ReqHeader("c1", 1),
+                new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                new Subscription("s2", "tasks", Map.of("project_id", List.of(project)), null, -1, null)));
+    }
+
+    /** {@code request} as a socket round message (tag 0x01, §8.7). */
+    private static byte[] round(RequestMessage request) {
+        byte[] encoded = RequestEncoder.encode(request);
+        byte[] round = new byte[encoded.length + 1];
+        round[0] = 0x01;
+        System.arraycopy(encoded, 0, round, 1, encoded.length);
+        return round;
     }
 
     /** Issue 15: the request's end (client record, gate re-read) rides on the window page of a complete window. */

@@ -89,9 +89,15 @@ final class PostgresSession implements StorageSession {
                     }
                 });
                 stored = record[0];
-                return new RequestPreamble(registry[0], gate[0], record[0], head[0], head[1]);
+                return new RequestPreamble(registry[0], gate[0], runningSchemaVersion, record[0], head[0], head[1]);
             }
         });
+    }
+
+    @Override
+    public RequestPreamble adopt(RequestPreamble earlier) {
+        stored = earlier.clientRecord();
+        return earlier;
     }
 
     @Override
