@@ -50,6 +50,10 @@ import syncular.jakarta.wire.WireVersion;
  *
  * <p>Thread-safe. Feed callbacks arrive on the feed's single thread, which hands a commit's deliveries past the first
  * {@link #FANOUT_SLICE} sessions to the fanout executor and waits for them; socket callbacks on container threads.
+ * Locks are taken in one order: the presence lock, then a session's, then its outbox's; sends happen under the first
+ * two. So a socket's unregistration ({@link RealtimeSession#closed}), which takes the presence lock, must never run
+ * on a thread inside one of those sends: the web layer hands a close the container reports from inside a send of
+ * ours to another thread.
  */
 public final class RealtimeHub implements CommitFeed.Listener {
     private static final System.Logger LOG = System.getLogger(RealtimeHub.class.getName());

@@ -74,7 +74,7 @@ public class RealtimeEndpoint {
         // the slot exists before the hello is sent: a client may answer the hello at once, and the container may
         // deliver that message on another thread before connect() has returned here
         Slot<RealtimeSession> slot = new Slot<>(() -> close(socket, CloseReason.CloseCodes.PROTOCOL_ERROR,
-                "too many messages before the hello"), RealtimeSession::closed);
+                "too many messages before the hello"), RealtimeSession::closed, service::later);
         socket.getUserProperties().put(SESSION, slot);
         try {
             slot.attach(service.connect(credentials, clientId, new Channel(socket)));
@@ -120,9 +120,16 @@ public class RealtimeEndpoint {
         slot(socket).ifPresent(s -> s.dispatch(RealtimeSession::onPong));
     }
 
+    /**
+     * A container may report the close from inside one of our own calls into it: Grizzly (Payara) does when a send
+     * finds the connection gone, on the sending thread. That thread may hold the session's lock (a delta under it)
+     * or the hub's presence lock (a presence fanout), which unregistering takes in the other order: a node's
+     * realtime deadlocked so under a reconnect storm. Such a close is handled on another thread.
+     */
     @OnClose
     public void closed(Session socket, CloseReason reason) {
-        slot(socket).ifPresent(s -> s.closed(reason.getCloseCode().getCode()));
+        int code = reason.getCloseCode().getCode();
+        slot(socket).ifPresent(s -> s.reported(code, Channel.calling()));
     }
 
     @OnError
@@ -145,14 +152,17 @@ public class RealtimeEndpoint {
         static final int EARLY_MESSAGES = 64;
         private final Runnable overflow;
         private final java.util.function.ObjIntConsumer<S> onClosed;
+        private final java.util.concurrent.Executor later;
         private int closeCode;
         private S session;
         private java.util.ArrayDeque<Consumer<S>> early = new java.util.ArrayDeque<>();
         private boolean closed;
 
-        Slot(Runnable overflow, java.util.function.ObjIntConsumer<S> onClosed) {
+        /** {@code later}: where a close reported from inside one of our own calls is handled (see closed()). */
+        Slot(Runnable overflow, java.util.function.ObjIntConsumer<S> onClosed, java.util.concurrent.Executor later) {
             this.overflow = overflow;
             this.onClosed = onClosed;
+            this.later = later;
         }
 
         synchronized void attach(S attached) {
@@ -182,6 +192,15 @@ public class RealtimeEndpoint {
             closeCode = code;
             if (session != null) onClosed.accept(session, code);
         }
+
+        /** The container reports the socket closed; {@code reentrant}: from inside one of our calls into it. */
+        void reported(int code, boolean reentrant) {
+            if (reentrant) {
+                later.execute(() -> closed(code));
+            } else {
+                closed(code);
+            }
+        }
     }
 
     static void close(Session socket, CloseReason.CloseCode code, String reason) {
@@ -192,36 +211,58 @@ public class RealtimeEndpoint {
         }
     }
 
-    /** The container socket behind a session: async sends, one at a time (the Outbox guarantees that). */
+    /**
+     * The container socket behind a session: async sends, one at a time (the Outbox guarantees that). Each call into
+     * the container is marked on its thread, so a close the container reports from inside it is recognized
+     * ({@link #closed}).
+     */
     static final class Channel implements SocketChannel {
+        /** How deep this thread is in calls of ours into the container. */
+        private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
         private final Session socket;
 
         Channel(Session socket) { this.socket = socket; }
 
+        /** Whether this thread is inside one of our calls into the container. */
+        static boolean calling() { return DEPTH.get()[0] > 0; }
+
+        private static void call(Runnable call) {
+            int[] depth = DEPTH.get();
+            depth[0]++;
+            try {
+                call.run();
+            } finally {
+                depth[0]--;
+            }
+        }
+
         @Override
         public void sendText(String text, Consumer<Throwable> done) {
-            socket.getAsyncRemote().sendText(text, r -> done.accept(r.isOK() ? null : r.getException()));
+            call(() -> socket.getAsyncRemote().sendText(text, r -> done.accept(r.isOK() ? null : r.getException())));
         }
 
         @Override
         public void sendBinary(ByteBuffer data, Consumer<Throwable> done) {
-            socket.getAsyncRemote().sendBinary(data, r -> done.accept(r.isOK() ? null : r.getException()));
+            call(() -> socket.getAsyncRemote().sendBinary(data,
+                    r -> done.accept(r.isOK() ? null : r.getException())));
         }
 
         @Override
         public void sendPing(Consumer<Throwable> done) {
-            Throwable failure = null;
-            try {
-                socket.getAsyncRemote().sendPing(ByteBuffer.allocate(0));
-            } catch (IOException | RuntimeException e) {
-                failure = e;
-            }
-            done.accept(failure);
+            Throwable[] failure = new Throwable[1];
+            call(() -> {
+                try {
+                    socket.getAsyncRemote().sendPing(ByteBuffer.allocate(0));
+                } catch (IOException | RuntimeException e) {
+                    failure[0] = e;
+                }
+            });
+            done.accept(failure[0]);
         }
 
         @Override
         public void close(int code, String reason) {
-            RealtimeEndpoint.close(socket, CloseReason.CloseCodes.getCloseCode(code), reason);
+            call(() -> RealtimeEndpoint.close(socket, CloseReason.CloseCodes.getCloseCode(code), reason));
         }
     }
 

@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -65,7 +66,7 @@ public class RealtimeService {
     static final int FANOUT_QUEUE = 256;
 
     private RealtimeHub hub;
-    private ThreadPoolExecutor rounds;
+    private volatile ThreadPoolExecutor rounds;
     /** A commit's deliveries beside the feed's thread (RealtimeHub.FANOUT_SLICE sessions each): a thread a core. */
     private ThreadPoolExecutor fanout;
     private PostgresCommitFeed feed;
@@ -107,6 +108,23 @@ public class RealtimeService {
         awaitListening(started);
         LOG.log(Level.INFO, "Syncular realtime started (commit feed on " + PostgresCommitFeed.CHANNEL + ")");
         return Optional.of(hub);
+    }
+
+    /**
+     * Runs {@code task} on a thread of the round pool, or a thread of its own when the pool is full or not there:
+     * a socket close the container reported from inside one of our calls into it (RealtimeEndpoint#closed).
+     */
+    void later(Runnable task) {
+        ThreadPoolExecutor pool = rounds;
+        if (pool != null) {
+            try {
+                pool.execute(task);
+                return;
+            } catch (RejectedExecutionException full) {
+                // below
+            }
+        }
+        threads.newThread(task).start();
     }
 
     /** The hub if it has been started; never starts one (for timers that only notify connected sessions). */

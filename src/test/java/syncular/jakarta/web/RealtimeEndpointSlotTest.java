@@ -1,10 +1,16 @@
 package syncular.jakarta.web;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import jakarta.websocket.CloseReason;
+import jakarta.websocket.RemoteEndpoint;
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -30,7 +36,7 @@ class RealtimeEndpointSlotTest {
     void messagesBeforeTheSessionAttachesAreDeliveredInOrderThenLiveOnes() throws Exception {
         AtomicBoolean overflowed = new AtomicBoolean();
         RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> overflowed.set(true),
-                Session::close);
+                Session::close, Runnable::run);
         CountDownLatch sent = new CountDownLatch(1);
         Thread early = new Thread(() -> {   // the container's message thread, racing open()
             slot.dispatch(s -> s.received().add("round-1"));
@@ -48,7 +54,7 @@ class RealtimeEndpointSlotTest {
 
     @Test
     void aSocketClosedBeforeTheSessionAttachedClosesTheSessionAndDropsNothingLater() {
-        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> { }, Session::close);
+        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> { }, Session::close, Runnable::run);
         slot.dispatch(s -> s.received().add("early"));
         slot.closed(1001);
         Session session = new Session();
@@ -61,10 +67,64 @@ class RealtimeEndpointSlotTest {
     @Test
     void tooManyMessagesBeforeTheHelloCloseTheSocket() {
         AtomicBoolean overflowed = new AtomicBoolean();
-        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> overflowed.set(true), (s, code) -> { });
+        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> overflowed.set(true), (s, code) -> { },
+                Runnable::run);
         for (int i = 0; i < RealtimeEndpoint.Slot.EARLY_MESSAGES; i++) slot.dispatch(s -> { });
         assertEquals(false, overflowed.get());
         slot.dispatch(s -> { });
         assertTrue(overflowed.get());
+    }
+    /**
+     * Grizzly reports a close from inside the send that found the connection gone, on the sending thread, which may
+     * hold the session's or the presence lock that unregistering takes in the other order (a node's realtime
+     * deadlocked so under a reconnect storm): such a close is handled later, on another thread; any other close at
+     * once.
+     */
+    @Test
+    void aCloseReportedFromInsideOurOwnSendIsHandledLaterElsewhere() {
+        List<Runnable> later = new ArrayList<>();
+        RealtimeEndpoint.Slot<Session> slot = new RealtimeEndpoint.Slot<>(() -> { }, Session::close, later::add);
+        Session session = new Session();
+        slot.attach(session);
+        RealtimeEndpoint endpoint = new RealtimeEndpoint();
+        Map<String, Object> properties = new HashMap<>();
+        jakarta.websocket.Session[] socket = new jakarta.websocket.Session[1];
+        // the container's async remote: a send that finds the connection gone closes it on the caller's thread
+        RemoteEndpoint.Async remote = proxy(RemoteEndpoint.Async.class, (m, args) -> {
+            if (m.getName().equals("sendText")) {
+                endpoint.closed(socket[0], new CloseReason(CloseReason.CloseCodes.CLOSED_ABNORMALLY, "reset"));
+                assertFalse(session.closed().get(), "not on the sending thread");
+            }
+            return null;
+        });
+        socket[0] = proxy(jakarta.websocket.Session.class, (m, args) -> switch (m.getName()) {
+            case "getUserProperties" -> properties;
+            case "getAsyncRemote" -> remote;
+            default -> null;
+        });
+        properties.put("syncular.realtime.session", slot);
+
+        new RealtimeEndpoint.Channel(socket[0]).sendText("{}", failure -> { });
+        assertEquals(1, later.size(), "handed to another thread");
+        later.get(0).run();
+        assertTrue(session.closed().get());
+        assertEquals(CloseReason.CloseCodes.CLOSED_ABNORMALLY.getCode(), session.code().get());
+
+        Session other = new Session();
+        RealtimeEndpoint.Slot<Session> otherSlot = new RealtimeEndpoint.Slot<>(() -> { }, Session::close, later::add);
+        otherSlot.attach(other);
+        properties.put("syncular.realtime.session", otherSlot);
+        endpoint.closed(socket[0], new CloseReason(CloseReason.CloseCodes.NORMAL_CLOSURE, "bye"));
+        assertTrue(other.closed().get(), "a close the container reports on its own thread is handled at once");
+        assertEquals(1, later.size());
+    }
+
+    private interface Handler {
+        Object invoke(java.lang.reflect.Method m, Object[] args);
+    }
+
+    private static <T> T proxy(Class<T> type, Handler handler) {
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                (p, m, args) -> handler.invoke(m, args)));
     }
 }
