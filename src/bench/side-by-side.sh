@@ -33,6 +33,8 @@
 #   OURS_JVM_OPTIONS=                                       our server JVM's options instead of -Prun's default
 #                                                           (e.g. add -XX:StartFlightRecording=… to profile)
 #   OURS_MICRO_OPTIONS=                                     extra Payara Micro arguments (e.g. --postbootcommandfile F)
+#   OURS_WAR=target/syncular.war                            the WAR ours-wildfly deploys (src/bench/floor/build.sh
+#                                                           makes the reconnect storm's floor, target/floor/...)
 #   DRIVER=SyncLoadDriver  DRIVER_ARGS=                     another driver of src/test/.../sync/bench instead of the
 #                                                           push-pull load: ImageBootstrapBench, ReconnectStormBench,
 #                                                           BootstrapStormBench, MixedSoakBench, e.g. DRIVER_ARGS=
@@ -283,7 +285,7 @@ run_server() { # run_server NAME
       [[ -f "$WILDFLY_ZIP" ]] || die "no WildFly distribution at $WILDFLY_ZIP (the README's test command downloads it)"
       mkdir -p "$WORK/$name" && unzip -q "$WILDFLY_ZIP" -d "$WORK/$name" && mv "$WORK/$name"/wildfly-* "$wf"
       bash "$ROOT/src/test/servers/prepare.sh" /nonexistent-payara "$wf" "$pgjar" >/dev/null
-      cp "$ROOT/target/syncular.war" "$wf/standalone/deployments/"
+      cp "${OURS_WAR:-$ROOT/target/syncular.war}" "$wf/standalone/deployments/syncular.war"
       start_group "$LOGS/$name-server.log" env SYNCULAR_DB_URL="jdbc:postgresql://127.0.0.1:$DB_URL_PORT/postgres" \
         SYNCULAR_DB_USER=postgres SYNCULAR_DB_PASSWORD=postgres \
         JAVA_OPTS="${OURS_JVM_OPTIONS:-$WILDFLY_JVM_DEFAULT} -Djava.net.preferIPv4Stack=true \
