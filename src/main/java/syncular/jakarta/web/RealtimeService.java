@@ -10,8 +10,8 @@ import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -114,7 +114,7 @@ public class RealtimeService {
      * Runs {@code task} on a thread of the round pool, or a thread of its own when the pool is full or not there:
      * a socket close the container reported from inside one of our calls into it (RealtimeEndpoint#closed).
      */
-    void later(Runnable task) {
+    public void later(Runnable task) {
         ThreadPoolExecutor pool = rounds;
         if (pool != null) {
             try {

@@ -275,7 +275,7 @@ class RoundTripBudgetTest {
     private static byte[] round(RequestMessage request) {
         byte[] encoded = RequestEncoder.encode(request);
         byte[] round = new byte[encoded.length + 1];
-        round[0] = 0x01;
+        round[0] = (byte) syncular.jakarta.wire.RealtimeControl.TAG_ROUND;
         System.arraycopy(encoded, 0, round, 1, encoded.length);
         return round;
     }
