@@ -482,6 +482,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
             return;   // fail closed: the previous registrations stay; the next round repairs it
         }
         Set<String> keys = scopeKeys(ctx.schema(), next);
+        // a steady client's rounds register what is registered: no presence lock, nothing to move
+        if (next.equals(session.registrations()) && keys.equals(session.scopeKeys())) return;
         long now = ctx.clock().nowMs();
         synchronized (presenceLock) {
             Set<String> before = session.scopeKeys();
