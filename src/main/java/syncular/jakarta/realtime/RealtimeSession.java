@@ -286,7 +286,8 @@ public final class RealtimeSession {
 
     /**
      * The periodic check (the hub's sweep): a lapsed credential closes 1008 {@code sync.auth_required}, a socket
-     * silent past the idle timeout 1001, a round left unfinished past its timeout 1002; a held-back ack is written.
+     * silent past the idle timeout 1001, a round left unfinished past its timeout 1002; a held-back ack is written;
+     * an attach's preamble no round took in time is let go (a socket that only listens keeps no copy of its record).
      */
     void sweep(long nowMs, long tick) {
         if (closed) return;
@@ -303,6 +304,7 @@ public final class RealtimeSession {
         synchronized (this) {
             stale = scanner != null && tick - roundStartedTick > settings.roundTimeoutMs();
             if (stale) scanner = null;
+            if (tick - openedTick > ATTACH_READ_REUSE_MS) attachRead = null;
         }
         if (stale) {
             violation("unfinished sync round");
