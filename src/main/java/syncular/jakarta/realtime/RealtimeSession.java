@@ -332,7 +332,7 @@ public final class RealtimeSession {
             return;
         }
         // issue 15: the first round, sent right after hello, starts from the attach's preamble (one round trip
-        // less per reconnect); its log head may be older than the round, like any round's preamble by its end
+        // less per reconnect) while that preamble's log head is still the newest this socket has heard of
         RequestPreamble attached = takeAttachRead();
         byte[] response;
         // the client record the round stored with a pull: its subscriptions are what the socket registers (§8.7)
@@ -390,11 +390,16 @@ public final class RealtimeSession {
         registering.ifPresent(record -> hub.refreshRegistrations(this, record));
     }
 
-    /** The attach's preamble for the first round, if it starts within {@link #ATTACH_READ_REUSE_MS}; then gone. */
+    /**
+     * The attach's preamble for the first round, if it starts within {@link #ATTACH_READ_REUSE_MS} and no commit
+     * past the preamble's log head has reached this socket since (a client woken for one pulls it in this round,
+     * as it would from a fresh preamble); then gone.
+     */
     private synchronized RequestPreamble takeAttachRead() {
         RequestPreamble read = attachRead;
         attachRead = null;
-        return read != null && hub.tick() - openedTick <= ATTACH_READ_REUSE_MS ? read : null;
+        if (read == null || hub.tick() - openedTick > ATTACH_READ_REUSE_MS) return null;
+        return lastKnownSeq <= read.maxCommitSeq() ? read : null;
     }
 
     /**

@@ -109,8 +109,9 @@ public final class SyncHandler {
     /**
      * A socket's first round (issue 15): {@code attached} is the preamble its WebSocket attach read moments before
      * for the same client, with the log head; the round starts from it instead of its own round trip, if its gate was
-     * read for the schema version still running. Its log head may be older than the round: the commits after it
-     * reach the socket as deltas or wakes (§8.2, §8.7) as they do when a commit lands after any round's preamble.
+     * read for the schema version still running. The caller hands it over only while no commit past its log head
+     * is known; one that lands unheard meanwhile reaches the socket as a delta or a wake (§8.2, §8.7), as when a
+     * commit lands after any round's preamble.
      */
     public Handled handle(Identity identity, RequestMessage request, RequestPreamble attached) {
         return handle(identity, request, Optional.of(attached));

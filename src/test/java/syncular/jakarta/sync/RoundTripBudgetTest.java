@@ -41,6 +41,7 @@ import syncular.jakarta.wire.PushResult;
 import syncular.jakarta.wire.ReqHeader;
 import syncular.jakarta.wire.RequestEncoder;
 import syncular.jakarta.wire.RequestMessage;
+import syncular.jakarta.wire.ResponseDecoder;
 import syncular.jakarta.wire.ResponseFrame;
 import syncular.jakarta.wire.SubEnd;
 import syncular.jakarta.wire.Subscription;
@@ -208,6 +209,32 @@ class RoundTripBudgetTest {
         assertEquals(counting.roundTrips.get(), lateRound, "the late first round read its own preamble");
     }
 
+    /**
+     * A commit the socket heard of after its attach (realtime/behind-session-wakes-then-deltas-resume: the client is
+     * woken for it, then pulls) is in the first round's pull: that round reads its own preamble.
+     */
+    @Test
+    void aFirstRoundAfterACommitTheSocketHeardOfPullsIt() {
+        Counting counting = new Counting(db);
+        Attached attached = attach(counting, "budget-heard", () -> 0L);
+        SyncHandler.Handled pushed = attached.handler.handle(attached.actor, new RequestMessage(1, List.of(
+                new ReqHeader("c2", 1), new PushCommit("k1", List.of(PushCommit.Operation.upsert("tasks", "t1",
+                        null, TestSchemas.taskPayload(SCHEMA, "t1", "p2", "title", false)))))));
+        long seq = pushed.appliedCommitSeqs().get(0);
+        attached.hub.committed(attached.actor.partition(), seq);   // what the commit feed reports
+        counting.reset();
+        attached.session.onBinary(round(pullOf("p2")));
+        int round = counting.roundTrips.get();
+        byte[] last = attached.sent.get(attached.sent.size() - 1);
+        List<ResponseFrame> frames = ResponseDecoder.decode(java.util.Arrays.copyOfRange(last, 1, last.length))
+                .frames();
+        assertEquals(seq, assertInstanceOf(SubEnd.class, frames.get(frames.size() - 1)).nextCursor(),
+                "the round pulled through the commit it was woken for");
+        counting.reset();
+        attached.handler.handle(attached.actor, pullOf("p3"));
+        assertEquals(counting.roundTrips.get(), round, "with a preamble of its own");
+    }
+
     /** An attach's preamble whose serve gate was read for another schema version is not a round's. */
     @Test
     void aPreambleReadForAnotherSchemaVersionIsNotAdopted() {
@@ -230,7 +257,8 @@ class RoundTripBudgetTest {
         assertEquals(2, counting.roundTrips.get(), "its own preamble, then the window");
     }
 
-    private record Attached(SyncHandler handler, Identity actor, RealtimeSession session) { }
+    private record Attached(SyncHandler handler, Identity actor, RealtimeHub hub, RealtimeSession session,
+                            List<byte[]> sent) { }
 
     /** A client with one pulled subscription ("s" of p1), then attached over a socket on a fresh hub. */
     private static Attached attach(Counting counting, String partition, java.util.function.LongSupplier ticker) {
@@ -249,19 +277,23 @@ class RoundTripBudgetTest {
         RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, Runnable::run,
                 RealtimeSettings.DEFAULTS, ticker);
         counting.reset();
+        List<byte[]> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
         RealtimeSession session = hub.connect(actor, "c1", new SocketChannel() {
             @Override
             public void sendText(String text, java.util.function.Consumer<Throwable> done) { done.accept(null); }
 
             @Override
             public void sendBinary(java.nio.ByteBuffer data, java.util.function.Consumer<Throwable> done) {
+                byte[] b = new byte[data.remaining()];
+                data.get(b);
+                sent.add(b);
                 done.accept(null);
             }
 
             @Override
             public void close(int code, String reason) { }
         });
-        return new Attached(handler, actor, session);
+        return new Attached(handler, actor, hub, session, sent);
     }
 
     /** A first pull of subscription "s2" of {@code project} (a bootstrap of an empty project). */
