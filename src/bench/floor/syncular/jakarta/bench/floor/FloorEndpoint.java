@@ -16,7 +16,8 @@ import syncular.jakarta.wire.SubStart;
 /**
  * The container's floor for a reconnect (issue 15): a WebSocket at the realtime path that answers as our server does
  * (hello on open, one round's response per binary message) but reads nothing and stores nothing. What the reconnect
- * storm measures against it is the cost of the container's upgrade and WebSocket stack alone.
+ * storm measures against it is the cost of the container's upgrade and WebSocket stack alone. The database floor
+ * ({@link FloorDatabase}) reads the log's newest commits once per round (the canned answer stays the same).
  */
 @ServerEndpoint("/realtime")
 public class FloorEndpoint {
@@ -39,6 +40,7 @@ public class FloorEndpoint {
 
     @OnMessage
     public void message(Session session, byte[] message) {
+        if (FloorDatabase.enabled()) FloorDatabase.readTail();
         session.getAsyncRemote().sendBinary(ByteBuffer.wrap(ROUND));
     }
 }

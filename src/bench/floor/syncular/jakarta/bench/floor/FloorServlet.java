@@ -11,7 +11,10 @@ import syncular.jakarta.wire.ResponseEncoder;
 import syncular.jakarta.wire.ResponseMessage;
 import syncular.jakarta.wire.RespHeader;
 
-/** The floor's {@code POST /sync}: every push is answered applied, nothing stored; and a readiness probe. */
+/**
+ * The floor's {@code POST /sync}: every push is answered applied, nothing stored (the database floor appends its body
+ * to a table, {@link FloorDatabase}); and a readiness probe.
+ */
 @WebServlet(urlPatterns = {"/sync", "/health/ready"})
 public class FloorServlet extends HttpServlet {
     private static final long serialVersionUID = 1L;
@@ -20,7 +23,8 @@ public class FloorServlet extends HttpServlet {
 
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        req.getInputStream().readAllBytes();
+        byte[] body = req.getInputStream().readAllBytes();
+        if (FloorDatabase.enabled()) FloorDatabase.append(body);
         resp.setContentType("application/vnd.syncular.sync");
         resp.setContentLength(APPLIED.length);
         resp.getOutputStream().write(APPLIED);
