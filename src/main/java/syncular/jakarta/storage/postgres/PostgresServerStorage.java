@@ -509,7 +509,7 @@ public final class PostgresServerStorage implements ServerStorage {
                 ps.setString(i++, partition);
                 ps.setString(i++, query.table());
                 ps.setString(i++, first.getKey());
-                ps.setArray(i++, c.createArrayOf("text", first.getValue().toArray()));
+                TextArrays.bind(ps, i++, first.getValue());
                 ps.setLong(i++, afterSeq);
                 ps.setLong(i++, query.throughSeq());
                 ps.setInt(i++, batch);

@@ -300,18 +300,17 @@ final class PostgresTransaction implements StorageTransaction {
         }
 
         int bind(PreparedStatement ps, int i, String partition) throws SQLException {
-            Connection c = ps.getConnection();
-            ps.setArray(i++, c.createArrayOf("text", pairs.stream().map(PushKey::clientId).toArray()));
-            ps.setArray(i++, c.createArrayOf("text", pairs.stream().map(PushKey::clientCommitId).toArray()));
+            TextArrays.bind(ps, i++, pairs.stream().map(PushKey::clientId).toList());
+            TextArrays.bind(ps, i++, pairs.stream().map(PushKey::clientCommitId).toList());
             ps.setString(i++, partition);
             for (RowTable t : tables) {
                 ps.setString(i++, partition);
-                ps.setArray(i++, c.createArrayOf("text", idsByTable.get(t.schema.name()).toArray()));
+                TextArrays.bind(ps, i++, idsByTable.get(t.schema.name()));
             }
             if (!keys.isEmpty()) {
                 ps.setString(i++, partition);
-                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::table).toArray()));
-                ps.setArray(i++, c.createArrayOf("text", keys.stream().map(RowKey::rowId).toArray()));
+                TextArrays.bind(ps, i++, keys.stream().map(RowKey::table).toList());
+                TextArrays.bind(ps, i++, keys.stream().map(RowKey::rowId).toList());
             }
             return i;
         }

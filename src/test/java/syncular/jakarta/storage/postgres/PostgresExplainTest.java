@@ -132,7 +132,7 @@ class PostgresExplainTest {
             ps.setString(i++, P);
             ps.setString(i++, "tasks");
             ps.setString(i++, "project_id");
-            ps.setArray(i++, c.createArrayOf("text", new String[] {"p7"}));
+            TextArrays.bind(ps, i++, List.of("p7"));   // as the storage binds it
             ps.setLong(i++, 0);
             ps.setLong(i++, ROWS);
             ps.setInt(i++, 64);
@@ -153,8 +153,8 @@ class PostgresExplainTest {
             commits[k] = "cc" + (1000 + k * 37);
         }
         for (String plan : plans(CommitLogSql.GET_PUSH_RESULTS_OF, (ps, c) -> {
-            ps.setArray(1, c.createArrayOf("text", clients));
-            ps.setArray(2, c.createArrayOf("text", commits));
+            TextArrays.bind(ps, 1, List.of(clients));   // as the storage binds them
+            TextArrays.bind(ps, 2, List.of(commits));
             ps.setString(3, P);
         })) {
             assertFalse(plan.contains("Seq Scan on sync_push_results"), plan);
