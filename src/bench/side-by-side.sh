@@ -33,8 +33,10 @@
 #   OURS_JVM_OPTIONS=                                       our server JVM's options instead of -Prun's default
 #                                                           (e.g. add -XX:StartFlightRecording=… to profile)
 #   OURS_MICRO_OPTIONS=                                     extra Payara Micro arguments (e.g. --postbootcommandfile F)
-#   OURS_WAR=target/syncular.war                            the WAR ours-wildfly deploys (src/bench/floor/build.sh
-#                                                           makes the reconnect storm's floor, target/floor/...)
+#   OURS_WAR=target/syncular.war                            the WAR ours and ours-wildfly deploy
+#                                                           (src/bench/floor/build.sh makes the reconnect storm's
+#                                                           floors, target/floor/...; the database floor on WildFly
+#                                                           only)
 #   DRIVER=SyncLoadDriver  DRIVER_ARGS=                     another driver of src/test/.../sync/bench instead of the
 #                                                           push-pull load: ImageBootstrapBench, ReconnectStormBench,
 #                                                           BootstrapStormBench, MixedSoakBench, e.g. DRIVER_ARGS=
@@ -266,6 +268,7 @@ run_server() { # run_server NAME
         -Dsyncular.schema="$ROOT/src/bench/tasks.schema.json" \
         -Dsyncular.auth.mode=fixed -Dsyncular.auth.fixed.actor=load-actor -Dsyncular.auth.fixed.partition=load \
         '-Dsyncular.auth.fixed.allowed-scopes=project_id=*' \
+        ${OURS_WAR:+"-Dsyncular.run.war=$(realpath "$OURS_WAR")"} \
         ${OURS_JVM_OPTIONS:+"-Dsyncular.dev.jvm-options=$OURS_JVM_OPTIONS"} \
         ${OURS_MICRO_OPTIONS:+"-Dsyncular.dev.micro-options=$OURS_MICRO_OPTIONS"}
       srv_group=$STARTED
