@@ -726,6 +726,33 @@ public abstract class ServerStorageContractTest {
                 request.apply(new ClientRecord("c2", "actor", 1, -1, 2_700, List.of())), "a new client is written");
     }
 
+    /**
+     * A pull's preamble reads the client record and the log head (one statement since issue 15): each absent (no
+     * record, no commit: head and horizon 0), then each present, the horizon after a prune included.
+     */
+    @Test @Seed("SPEC §3.6, §4.5: a pull's preamble")
+    void aPullsPreambleReadsTheClientRecordAndTheLogHeadPresentOrNot() {
+        String p = partition("preamble-reads");
+        java.util.function.Supplier<RequestPreamble> preamble = () -> {
+            try (StorageSession s = storage().openSession(p)) {
+                return s.preamble(1_000, "e-pre", schema().version(), "c1", true);
+            }
+        };
+        RequestPreamble empty = preamble.get();
+        assertEquals(Optional.empty(), empty.clientRecord());
+        assertEquals(List.of(0L, 0L), List.of(empty.maxCommitSeq(), empty.horizonSeq()));
+
+        for (int i = 1; i <= 4; i++) push(p, "c" + i, row("a" + i, "p1", 1));
+        storage().pruneCommitsThrough(p, new CommitPruneQuery(empty.registry().logEpoch(), 2));
+        ClientRecord record = new ClientRecord("c1", "actor", 2, 4, 1_000, List.of(new ClientSubscription("s1",
+                "tasks", Map.of("project_id", List.of("p1")))));
+        storage().putClientRecord(p, record);
+        storage().putClientRecord(p, new ClientRecord("c2", "other", 2, 1, 900, List.of()));
+        RequestPreamble full = preamble.get();
+        assertEquals(Optional.of(record), full.clientRecord());
+        assertEquals(List.of(4L, 2L), List.of(full.maxCommitSeq(), full.horizonSeq()));
+    }
+
     // ---------------------------------------------------------- horizon, prune
 
     @Test @Seed("SPEC §4.6 horizon")

@@ -674,8 +674,14 @@ public final class PostgresServerStorage implements ServerStorage {
             + "subscriptions::text FROM sync_clients WHERE partition = ? AND client_id = ?";
 
     static Optional<ClientRecord> clientRecordFrom(ResultSet rs) throws SQLException {
-        if (!rs.next()) return Optional.empty();
-        return Optional.of(new ClientRecord(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4),
+        return rs.next() ? clientRecordOf(rs) : Optional.empty();
+    }
+
+    /** The client record in the current row's first six columns ({@link #GET_CLIENT_RECORD}'s), none if null. */
+    static Optional<ClientRecord> clientRecordOf(ResultSet rs) throws SQLException {
+        String clientId = rs.getString(1);
+        if (clientId == null) return Optional.empty();
+        return Optional.of(new ClientRecord(clientId, rs.getString(2), rs.getInt(3), rs.getLong(4),
                 rs.getLong(5), StoredJson.parseSubscriptions(rs.getString(6))));
     }
 

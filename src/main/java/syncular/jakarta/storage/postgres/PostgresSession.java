@@ -34,12 +34,22 @@ final class PostgresSession implements StorageSession {
     /** Fresh connections tried after a lost one; a pool of dead connections is evicted one failure at a time. */
     static final int CONNECTION_RETRIES = 4;
 
-    static final String PARTITION_HEAD =
-            "SELECT max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = ?";
+    /**
+     * The client record and the log head in one statement (issue 15: a statement less in every pull's preamble and
+     * every socket attach): always one row, the record's columns ({@code GET_CLIENT_RECORD}'s) null when the client
+     * has none, the head's when the partition has no commit yet. Params: partition, clientId, partition.
+     */
+    static final String CLIENT_RECORD_AND_HEAD = """
+            SELECT c.client_id, c.actor_id, c.wire_version, c.cursor, c.updated_at_ms, c.subscriptions::text,
+                   p.max_commit_seq, p.horizon_seq
+              FROM (SELECT 1) one
+              LEFT JOIN sync_clients c ON c.partition = ? AND c.client_id = ?
+              LEFT JOIN sync_partitions p ON p.partition = ?""";
+    private static final String TOUCH_THEN_GATE = PostgresServerStorage.TOUCH_PARTITION + ";\n"
+            + CommitLogSql.READ_SERVE_GATE;
     /** The preamble of a request that pushes: its log head comes from its push group's lock. */
-    static final String PREAMBLE = PostgresServerStorage.TOUCH_PARTITION + ";\n" + CommitLogSql.READ_SERVE_GATE
-            + ";\n" + PostgresServerStorage.GET_CLIENT_RECORD;
-    static final String PREAMBLE_WITH_HEAD = PREAMBLE + ";\n" + PARTITION_HEAD;
+    static final String PREAMBLE = TOUCH_THEN_GATE + ";\n" + PostgresServerStorage.GET_CLIENT_RECORD;
+    static final String PREAMBLE_WITH_HEAD = TOUCH_THEN_GATE + ";\n" + CLIENT_RECORD_AND_HEAD;
     static final String RECORD_THEN_GATE = PostgresServerStorage.PUT_CLIENT_RECORD + ";\n"
             + CommitLogSql.READ_SERVE_GATE;
 
@@ -79,11 +89,13 @@ final class PostgresSession implements StorageSession {
                     switch (index) {
                         case 0 -> registry[0] = PostgresServerStorage.registryFrom(partition, rs);
                         case 1 -> gate[0] = PostgresServerStorage.serveGateFrom(rs);
-                        case 2 -> record[0] = PostgresServerStorage.clientRecordFrom(rs);
                         default -> {
-                            if (rs.next()) {
-                                head[0] = rs.getLong(1);
-                                head[1] = rs.getLong(2);
+                            if (!logHead) {
+                                record[0] = PostgresServerStorage.clientRecordFrom(rs);
+                            } else if (rs.next()) {
+                                record[0] = PostgresServerStorage.clientRecordOf(rs);
+                                head[0] = rs.getLong(7);   // 0 (NULL) before the partition's first commit
+                                head[1] = rs.getLong(8);
                             }
                         }
                     }

@@ -62,6 +62,9 @@ class PostgresExplainTest {
                 s.execute("INSERT INTO sync_push_results SELECT '" + p + "', 'client' || (i % 500), 'cc' || i, "
                         + "jsonb_build_object('status', 'applied', 'commitSeq', i) FROM generate_series(1, " + ROWS
                         + ") i");
+                s.execute("INSERT INTO sync_clients(partition, client_id, actor_id, wire_version, cursor, "
+                        + "subscriptions, updated_at_ms) SELECT '" + p + "', 'client' || i, 'a', 2, i, '[]'::jsonb, "
+                        + "1000 + i FROM generate_series(0, 499) i");
                 // the first sixth of the cards on one hot board, the rest spread over BOARDS boards
                 s.execute("INSERT INTO cards SELECT '" + p + "', 'r' || lpad(i::text, 7, '0'), 'r' || i, 'p' || (i % "
                         + PROJECTS + "), CASE WHEN i <= " + ROWS / 6 + " THEN 'hot' ELSE 'b' || (i % " + BOARDS
@@ -141,6 +144,18 @@ class PostgresExplainTest {
             ps.setString(i++, "tasks");
         })) {
             assertIndexOnly(plan, List.of("sync_change_scopes", "sync_commits", "sync_changes"));
+        }
+    }
+
+    @Test @Seed("SPEC §3.6: a pull's preamble reads the client record by its key, with the log head")
+    void clientRecordAndHeadProbeTheClientsKey() throws SQLException {
+        for (String plan : plans(PostgresSession.CLIENT_RECORD_AND_HEAD, (ps, c) -> {
+            ps.setString(1, P);
+            ps.setString(2, "client7");
+            ps.setString(3, P);
+        })) {
+            assertFalse(plan.contains("Seq Scan on sync_clients"), plan);
+            assertTrue(plan.matches("(?s).*Index (Only )?Scan using \\S+ on sync_clients\\b.*"), plan);
         }
     }
 
