@@ -727,6 +727,30 @@ public abstract class ServerStorageContractTest {
     }
 
     /**
+     * §1.5: a record write never rebinds a client to another actor. Two actors' first requests with one new
+     * clientId both find no record; the second write used to take the client over (its cursor, its subscriptions,
+     * its binding); it now changes nothing, and the first actor keeps its client.
+     */
+    @Test @Seed("SPEC §1.5 clientId binding")
+    void aRecordWriteNeverRebindsAClientToAnotherActor() {
+        String p = partition("rebind");
+        ClientRecord first = new ClientRecord("shared", "actor-a", 2, 7, 1_000, List.of(new ClientSubscription("s1",
+                "tasks", Map.of("project_id", List.of("p1")))));
+        storage().putClientRecord(p, first);
+        storage().putClientRecord(p, new ClientRecord("shared", "actor-b", 1, 99, 2_000, List.of()));
+        assertEquals(Optional.of(first), storage().getClientRecord(p, "shared"));
+        try (StorageSession s = storage().openSession(p)) {
+            s.preamble(3_000, "e-rebind", schema().version(), "shared", true);
+            s.recordClientThenReadGate(Optional.of(new ClientRecord("shared", "actor-b", 1, 99, 3_000, List.of())),
+                    schema().version());
+        }
+        assertEquals(Optional.of(first), storage().getClientRecord(p, "shared"), "nor at a request's end");
+        ClientRecord moved = new ClientRecord("shared", "actor-a", 2, 8, 4_000, List.of());
+        storage().putClientRecord(p, moved);
+        assertEquals(Optional.of(moved), storage().getClientRecord(p, "shared"), "its own actor's write lands");
+    }
+
+    /**
      * A pull's preamble reads the client record and the log head (one statement since issue 15): each absent (no
      * record, no commit: head and horizon 0), then each present, the horizon after a prune included.
      */

@@ -685,7 +685,13 @@ public final class PostgresServerStorage implements ServerStorage {
                 rs.getLong(5), StoredJson.parseSubscriptions(rs.getString(6))));
     }
 
-    /** A client record's upsert around its row source ({@link #bindClientRecord}'s seven values). */
+    /**
+     * A client record's upsert around its row source ({@link #bindClientRecord}'s seven values). A stored record is
+     * only ever updated for its own actor (§1.5: a clientId stays bound to the actor that first stored it): two
+     * actors' first requests with one new clientId both pass validation (neither read a record), and the later
+     * write used to rebind the client to its actor; now it leaves the first binding as it is, and that actor's
+     * next request is refused as any other.
+     */
     static String putClientRecord(String values) {
         return """
                 INSERT INTO sync_clients(partition, client_id, actor_id, wire_version, cursor, subscriptions,
@@ -693,8 +699,9 @@ public final class PostgresServerStorage implements ServerStorage {
                 """ + values + """
 
                 ON CONFLICT (partition, client_id) DO UPDATE
-                  SET actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
-                      subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms""";
+                  SET wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor,
+                      subscriptions = EXCLUDED.subscriptions, updated_at_ms = EXCLUDED.updated_at_ms
+                  WHERE sync_clients.actor_id = EXCLUDED.actor_id""";
     }
 
     static final String PUT_CLIENT_RECORD = putClientRecord("VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)");
