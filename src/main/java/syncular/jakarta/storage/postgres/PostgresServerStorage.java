@@ -630,7 +630,7 @@ public final class PostgresServerStorage implements ServerStorage {
                 if (oneValue) {
                     ps.setString(4, first.getValue().get(0));
                 } else {
-                    ps.setArray(4, c.createArrayOf("text", first.getValue().toArray()));
+                    TextArrays.bind(ps, 4, first.getValue());
                 }
                 ps.setString(5, after);
                 ps.setInt(6, batch);

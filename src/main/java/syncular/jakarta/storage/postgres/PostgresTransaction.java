@@ -414,8 +414,8 @@ final class PostgresTransaction implements StorageTransaction {
         boolean[] out = new boolean[1];
         run(CommitLogSql.TOMBSTONES_OF, (ps, i) -> {
             ps.setString(i++, partition);
-            ps.setArray(i++, c.createArrayOf("text", new String[] {table}));
-            ps.setArray(i++, c.createArrayOf("text", new String[] {rowId}));
+            TextArrays.bind(ps, i++, List.of(table));
+            TextArrays.bind(ps, i++, List.of(rowId));
             return i;
         }, (index, rs) -> out[0] = rs.next());
         return out[0];
@@ -428,7 +428,7 @@ final class PostgresTransaction implements StorageTransaction {
         if (rowIds.isEmpty()) return out;
         run(t.selectRowsSql, (ps, i) -> {
             ps.setString(i++, partition);
-            ps.setArray(i++, c.createArrayOf("text", rowIds.toArray()));
+            TextArrays.bind(ps, i++, rowIds);
             return i;
         }, (index, rs) -> {
             while (rs.next()) out.add(PostgresServerStorage.versionedRowFrom(rs));

@@ -195,7 +195,7 @@ class PostgresExplainTest {
                     ps.setString(1, P);
                     ps.setString(2, "tasks");
                     ps.setString(3, "project_id");
-                    ps.setArray(4, c.createArrayOf("text", values));
+                    TextArrays.bind(ps, 4, List.of(values));   // as the storage binds them
                     ps.setString(5, "r0050000");
                     ps.setInt(6, limit);
                     ps.setString(7, P);
