@@ -391,15 +391,19 @@ public final class RealtimeSession {
     }
 
     /**
-     * The attach's preamble for the first round, if it starts within {@link #ATTACH_READ_REUSE_MS} and no commit
-     * past the preamble's log head has reached this socket since (a client woken for one pulls it in this round,
-     * as it would from a fresh preamble); then gone.
+     * The attach's preamble for the first round, if it starts within {@link #ATTACH_READ_REUSE_MS}; then gone. A
+     * commit past the preamble's log head that reached this socket since (a client woken for one pulls it in this
+     * round) becomes the round's log head: the commit feed announces a commit only once it is committed, and commit
+     * numbers are taken under the partition's push lock, held to commit, so every commit up to an announced one is
+     * visible to the round's reads.
      */
     private synchronized RequestPreamble takeAttachRead() {
         RequestPreamble read = attachRead;
         attachRead = null;
         if (read == null || hub.tick() - openedTick > ATTACH_READ_REUSE_MS) return null;
-        return lastKnownSeq <= read.maxCommitSeq() ? read : null;
+        if (lastKnownSeq <= read.maxCommitSeq()) return read;
+        return new RequestPreamble(read.registry(), read.gate(), read.gateSchemaVersion(), read.clientRecord(),
+                lastKnownSeq, read.horizonSeq());
     }
 
     /**
