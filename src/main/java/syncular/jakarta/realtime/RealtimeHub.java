@@ -35,6 +35,7 @@ import syncular.jakarta.storage.StorageSession;
 import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.sync.Scopes;
 import syncular.jakarta.sync.ClientIds;
+import syncular.jakarta.sync.GroupCommit;
 import syncular.jakarta.sync.StorableInput;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
@@ -81,6 +82,15 @@ public final class RealtimeHub implements CommitFeed.Listener {
     /** Open sockets of this node, in total and per (partition, actor): the connection caps. */
     private final AtomicInteger connections = new AtomicInteger();
     private final Map<String, AtomicInteger> perActor = new ConcurrentHashMap<>();
+    /** At most this many of a partition's attaches read together. */
+    static final int MAX_ATTACH_GROUP = 64;
+    /**
+     * A partition's attaches that queue while one is read are read together (issue 15): one touch, one serve-gate
+     * read and every client record with the log head, in one round trip (the reconnect storm's attaches queued
+     * behind each other's round trips on the database).
+     */
+    private final GroupCommit<String, RequestPreamble> attaches = new GroupCommit<>(MAX_ATTACH_GROUP, id -> 1,
+            this::readPreambles);
 
     /**
      * {@code rounds}: where socket rounds and cursor writes run; {@code fanout}: where a commit's deliveries to more
@@ -156,12 +166,9 @@ public final class RealtimeHub implements CommitFeed.Listener {
     private RealtimeSession register(Context ctx, Identity identity, String clientId, SocketChannel channel) {
         String partition = identity.partition();
         // issue 15: the partition touch, the client record and the log head in one round trip (the request
-        // preamble's); the socket's first round starts from it (its serve gate is read for that round)
-        RequestPreamble pre;
-        try (StorageSession s = ctx.storage().openSession(partition)) {
-            pre = s.preamble(ctx.clock().nowMs(), UUID.randomUUID().toString(), ctx.schema().version(), clientId,
-                    true);
-        }
+        // preamble's), shared with the partition's attaches that queued meanwhile; the socket's first round starts
+        // from it (its serve gate is read for that round)
+        RequestPreamble pre = attaches.submit(partition, clientId);
         PartitionRegistryEntry registry = pre.registry();
         Optional<ClientRecord> record = pre.clientRecord();
         if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
@@ -191,6 +198,14 @@ public final class RealtimeHub implements CommitFeed.Listener {
         ctx.events().emit(new ServerEvent.SocketOpened(now, partition, identity.actorId(), clientId, session.sessionId,
                 cursor, latest));
         return session;
+    }
+
+    /** The preambles of a group of one partition's attaches, in one round trip. */
+    private List<RequestPreamble> readPreambles(String partition, List<String> clientIds) {
+        Context ctx = context();
+        try (StorageSession s = ctx.storage().openSession(partition)) {
+            return s.preambles(ctx.clock().nowMs(), UUID.randomUUID().toString(), ctx.schema().version(), clientIds);
+        }
     }
 
     private static String actorKey(String partition, String actorId) { return partition + '\u0000' + actorId; }

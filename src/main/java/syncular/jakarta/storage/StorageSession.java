@@ -24,6 +24,15 @@ public interface StorageSession extends AutoCloseable {
                              String clientId, boolean logHead);
 
     /**
+     * The preambles of several clients of this partition with the log head, in one round trip (issue 15: WebSocket
+     * attaches that queue while another is read are read together): one touch and one serve-gate read for all, then
+     * each client's record; one preamble per client id, in order. A preamble read so is no session's own: a request
+     * that starts from one {@link #adopt}s it.
+     */
+    List<RequestPreamble> preambles(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
+                                    List<String> clientIds);
+
+    /**
      * Takes a preamble read moments ago on another session of this partition, for the same client and with the log
      * head (a WebSocket attach's, for the socket's first round), as this session's own: no round trip, and the
      * request's record write compares with its client record as with one {@link #preamble} read.

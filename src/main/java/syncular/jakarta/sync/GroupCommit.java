@@ -19,14 +19,17 @@ import java.util.function.ToIntFunction;
  * larger than that goes alone. {@code apply} returns one result per item of its group, in order; if it throws, every
  * item of the group gets the throwable. The partitions' queues are independent: partitions never wait for each
  * other here (the database lock is per partition too).
+ *
+ * <p>The realtime hub groups a partition's WebSocket attaches the same way: the preambles of the attaches that queued
+ * while one was read are read together, in one round trip ({@code StorageSession#preambles}, issue 15).
  */
-final class GroupCommit<I, R> {
+public final class GroupCommit<I, R> {
     private final int maxUnits;
     private final ToIntFunction<I> units;
     private final BiFunction<String, List<I>, List<R>> apply;
     private final ConcurrentHashMap<String, Lane<I, R>> lanes = new ConcurrentHashMap<>();
 
-    GroupCommit(int maxUnits, ToIntFunction<I> units, BiFunction<String, List<I>, List<R>> apply) {
+    public GroupCommit(int maxUnits, ToIntFunction<I> units, BiFunction<String, List<I>, List<R>> apply) {
         if (maxUnits < 1) throw new IllegalArgumentException("maxUnits must be at least 1");
         this.maxUnits = maxUnits;
         this.units = units;
@@ -61,7 +64,7 @@ final class GroupCommit<I, R> {
     }
 
     /** Applies {@code item} in a group of {@code partition}; returns its result or throws its group's failure. */
-    R submit(String partition, I item) {
+    public R submit(String partition, I item) {
         Waiter<I, R> me = new Waiter<>(item);
         Lane<I, R> lane;
         while (true) {
@@ -103,7 +106,7 @@ final class GroupCommit<I, R> {
                 for (int i = 0; i < group.size(); i++) group.get(i).result = results.get(i);
             }
         } catch (Error e) {
-            for (Waiter<I, R> w : group) w.failure = new IllegalStateException("the push group failed", e);
+            for (Waiter<I, R> w : group) w.failure = new IllegalStateException("the group failed", e);
             throw e;
         } finally {
             Waiter<I, R> next;

@@ -220,7 +220,7 @@ class RealtimeHubTest {
         Node c = new Node(real -> forwarding(ServerStorage.class, real, (m, args, result) -> {
             if (!m.getName().equals("openSession")) return result;
             return forwarding(StorageSession.class, (StorageSession) result, (sm, sargs, read) -> {
-                if (sm.getName().equals("preamble") && armed[0]) {
+                if (sm.getName().equals("preambles") && armed[0]) {
                     armed[0] = false;
                     long seq = push(a, "writer", "between", "p1");
                     ResponseMessage delta = witness.nextBinary(0x00);

@@ -755,7 +755,7 @@ public abstract class ServerStorageContractTest {
      * record, no commit: head and horizon 0), then each present, the horizon after a prune included.
      */
     @Test @Seed("SPEC §3.6, §4.5: a pull's preamble")
-    void aPullsPreambleReadsTheClientRecordAndTheLogHeadPresentOrNot() {
+    void preamblesReadClientRecordsAndTheLogHeadPresentOrNot() {
         String p = partition("preamble-reads");
         java.util.function.Supplier<RequestPreamble> preamble = () -> {
             try (StorageSession s = storage().openSession(p)) {
@@ -775,6 +775,21 @@ public abstract class ServerStorageContractTest {
         RequestPreamble full = preamble.get();
         assertEquals(Optional.of(record), full.clientRecord());
         assertEquals(List.of(4L, 2L), List.of(full.maxCommitSeq(), full.horizonSeq()));
+
+        // several clients at once (attaches read together): a preamble per id, in order, duplicates and absent alike
+        List<RequestPreamble> group;
+        try (StorageSession s = storage().openSession(p)) {
+            assertEquals(List.of(), s.preambles(1_000, "e-pre", schema().version(), List.of()));
+            group = s.preambles(1_000, "e-pre", schema().version(), List.of("c2", "nobody", "c1", "c2"));
+        }
+        assertEquals(List.of(Optional.of("other"), Optional.empty(), Optional.of("actor"), Optional.of("other")),
+                group.stream().map(g -> g.clientRecord().map(ClientRecord::actorId)).toList());
+        assertEquals(Optional.of(record), group.get(2).clientRecord());
+        for (RequestPreamble g : group) {
+            assertEquals(List.of(4L, 2L, (long) schema().version()),
+                    List.of(g.maxCommitSeq(), g.horizonSeq(), (long) g.gateSchemaVersion()));
+            assertEquals(full.registry().logEpoch(), g.registry().logEpoch());
+        }
     }
 
     // ---------------------------------------------------------- horizon, prune

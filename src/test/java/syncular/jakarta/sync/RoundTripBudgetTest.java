@@ -2,6 +2,7 @@ package syncular.jakarta.sync;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
@@ -37,6 +38,7 @@ import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
+import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.PushResult;
 import syncular.jakarta.wire.ReqHeader;
 import syncular.jakarta.wire.RequestEncoder;
@@ -79,6 +81,9 @@ class RoundTripBudgetTest {
 
         Counting(DataSource real) { this.real = real; }
 
+        /** While set, a checkout counts, then waits for it: a read held in flight. */
+        volatile java.util.concurrent.CountDownLatch held;
+
         void reset() {
             checkouts.set(0);
             roundTrips.set(0);
@@ -88,6 +93,14 @@ class RoundTripBudgetTest {
         @Override
         public Connection getConnection() throws SQLException {
             checkouts.incrementAndGet();
+            java.util.concurrent.CountDownLatch hold = held;
+            if (hold != null) {
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    throw new SQLException(e);
+                }
+            }
             Connection c = real.getConnection();
             return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
                     new Class<?>[] {Connection.class}, (proxy, m, args) -> {
@@ -235,6 +248,72 @@ class RoundTripBudgetTest {
         attached.handler.handle(attached.actor, pullOf("p3"));
         assertEquals(counting.roundTrips.get() - 1, round, "without a preamble of its own");
     }
+
+    /**
+     * Attaches of one partition that queue while another is read are read together, each with its own client record:
+     * one round trip for all of them, and a clientId bound to another actor is still refused.
+     */
+    @Test
+    void attachesThatQueueWhileOneIsReadShareOneRoundTrip() throws Exception {
+        Counting counting = new Counting(db);
+        Attached attached = attach(counting, "budget-group", () -> 0L);
+        Identity other = new Identity("actor-2", attached.actor.partition());
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        counting.reset();
+        counting.held = gate;
+        java.util.concurrent.FutureTask<RealtimeSession> leader = attaching(attached.hub, attached.actor, "c1");
+        while (counting.checkouts.get() < 1) Thread.sleep(1);   // the leader's read is in flight
+        List<java.util.concurrent.FutureTask<RealtimeSession>> queued = List.of(
+                attaching(attached.hub, attached.actor, "c1"), attaching(attached.hub, attached.actor, "c9"),
+                attaching(attached.hub, other, "c1"));
+        counting.held = null;
+        awaitParked(queued.size() + 1);   // and the leader, waiting for its connection
+        gate.countDown();
+        assertEquals(List.of("s"), leader.get().registrations().stream().map(Registration::id).toList());
+        assertEquals(List.of("s"), queued.get(0).get().registrations().stream().map(Registration::id).toList());
+        assertEquals(List.of(), queued.get(1).get().registrations(), "c9 has no client record");
+        java.util.concurrent.ExecutionException refused = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> queued.get(2).get());
+        assertEquals(ErrorCode.SYNC_INVALID_CLIENT_ID,
+                assertInstanceOf(SyncException.class, refused.getCause()).code(), "c1 is actor-1's (§1.5)");
+        assertEquals(2, counting.roundTrips.get(), "the leader's read, then one for the three that queued");
+        assertEquals(2, counting.checkouts.get());
+    }
+
+    /** {@code clientId} attaching on a thread of its own. */
+    private static java.util.concurrent.FutureTask<RealtimeSession> attaching(RealtimeHub hub, Identity actor,
+                                                                             String clientId) {
+        java.util.concurrent.FutureTask<RealtimeSession> task = new java.util.concurrent.FutureTask<>(
+                () -> hub.connect(actor, clientId, QUIET));
+        new Thread(task, "attach-" + clientId + "-" + actor.actorId()).start();
+        return task;
+    }
+
+    /** Waits until {@code n} attaching threads wait (the leader for its connection, the others in its queue). */
+    private static void awaitParked(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            long parked = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith("attach-") && t.getState() == Thread.State.WAITING).count();
+            if (parked >= n) return;
+            Thread.sleep(1);
+        }
+        throw new AssertionError("the attaches did not queue");
+    }
+
+    /** A socket that takes every send. */
+    private static final SocketChannel QUIET = new SocketChannel() {
+        @Override
+        public void sendText(String text, java.util.function.Consumer<Throwable> done) { done.accept(null); }
+
+        @Override
+        public void sendBinary(java.nio.ByteBuffer data, java.util.function.Consumer<Throwable> done) {
+            done.accept(null);
+        }
+
+        @Override
+        public void close(int code, String reason) { }
+    };
 
     /** An attach's preamble whose serve gate was read for another schema version is not a round's. */
     @Test

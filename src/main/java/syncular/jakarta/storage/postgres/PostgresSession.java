@@ -3,6 +3,7 @@ package syncular.jakarta.storage.postgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -35,21 +36,26 @@ final class PostgresSession implements StorageSession {
     static final int CONNECTION_RETRIES = 4;
 
     /**
-     * The client record and the log head in one statement (issue 15: a statement less in every pull's preamble and
-     * every socket attach): always one row, the record's columns ({@code GET_CLIENT_RECORD}'s) null when the client
-     * has none, the head's when the partition has no commit yet. Params: partition, clientId, partition.
+     * Client records and the log head in one statement (issue 15: a statement less in every pull's preamble, and one
+     * statement for every socket attach that queued while another was read): a row per client id of the array, in its
+     * order (the last column), the record's columns ({@code GET_CLIENT_RECORD}'s) null when the client has none, the
+     * head's when the partition has no commit yet. Params: clientIds (text[]), partition, partition.
      */
-    static final String CLIENT_RECORD_AND_HEAD = """
-            SELECT c.client_id, c.actor_id, c.wire_version, c.cursor, c.updated_at_ms, c.subscriptions::text,
-                   p.max_commit_seq, p.horizon_seq
-              FROM (SELECT 1) one
-              LEFT JOIN sync_clients c ON c.partition = ? AND c.client_id = ?
-              LEFT JOIN sync_partitions p ON p.partition = ?""";
+    static final String CLIENT_RECORDS_AND_HEAD = """
+            SELECT c.client_id, c.actor_id, c.wire_version, c.cursor, c.updated_at_ms, c.subscriptions,
+                   p.max_commit_seq, p.horizon_seq, k.i
+              FROM unnest(?::text[]) WITH ORDINALITY AS k(client_id, i)
+              LEFT JOIN LATERAL (SELECT client_id, actor_id, wire_version, cursor, updated_at_ms,
+                                        subscriptions::text AS subscriptions
+                                   FROM sync_clients WHERE partition = ? AND client_id = k.client_id
+                                 OFFSET 0) c ON TRUE
+              LEFT JOIN sync_partitions p ON p.partition = ?
+             ORDER BY k.i""";
     private static final String TOUCH_THEN_GATE = PostgresServerStorage.TOUCH_PARTITION + ";\n"
             + CommitLogSql.READ_SERVE_GATE;
     /** The preamble of a request that pushes: its log head comes from its push group's lock. */
     static final String PREAMBLE = TOUCH_THEN_GATE + ";\n" + PostgresServerStorage.GET_CLIENT_RECORD;
-    static final String PREAMBLE_WITH_HEAD = TOUCH_THEN_GATE + ";\n" + CLIENT_RECORD_AND_HEAD;
+    static final String PREAMBLE_WITH_HEAD = TOUCH_THEN_GATE + ";\n" + CLIENT_RECORDS_AND_HEAD;
     static final String RECORD_THEN_GATE = PostgresServerStorage.PUT_CLIENT_RECORD + ";\n"
             + CommitLogSql.READ_SERVE_GATE;
 
@@ -72,38 +78,76 @@ final class PostgresSession implements StorageSession {
     @Override
     public RequestPreamble preamble(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
                                     String clientId, boolean logHead) {
+        if (logHead) {
+            RequestPreamble read = preambles(authenticatedAtMs, initialLogEpoch, runningSchemaVersion,
+                    List.of(clientId)).get(0);
+            stored = read.clientRecord();
+            return read;
+        }
         return on(c -> {
-            try (PreparedStatement ps = c.prepareStatement(logHead ? PREAMBLE_WITH_HEAD : PREAMBLE)) {
-                int i = storage.bindTouch(ps, 1, partition, authenticatedAtMs, initialLogEpoch);
-                ps.setString(i++, partition);
-                ps.setInt(i++, runningSchemaVersion);
+            try (PreparedStatement ps = c.prepareStatement(PREAMBLE)) {
+                int i = bindTouchThenGate(ps, authenticatedAtMs, initialLogEpoch, runningSchemaVersion);
                 ps.setString(i++, partition);
                 ps.setString(i++, clientId);
-                if (logHead) ps.setString(i++, partition);
                 PartitionRegistryEntry[] registry = new PartitionRegistryEntry[1];
                 ServeGate[] gate = new ServeGate[1];
                 @SuppressWarnings("unchecked")
                 Optional<ClientRecord>[] record = new Optional[] {Optional.empty()};
-                long[] head = new long[2];
+                PostgresTransaction.resultSets(ps, (index, rs) -> {
+                    switch (index) {
+                        case 0 -> registry[0] = PostgresServerStorage.registryFrom(partition, rs);
+                        case 1 -> gate[0] = PostgresServerStorage.serveGateFrom(rs);
+                        default -> record[0] = PostgresServerStorage.clientRecordFrom(rs);
+                    }
+                });
+                stored = record[0];
+                return new RequestPreamble(registry[0], gate[0], runningSchemaVersion, record[0], 0, 0);
+            }
+        });
+    }
+
+    @Override
+    public List<RequestPreamble> preambles(long authenticatedAtMs, String initialLogEpoch, int runningSchemaVersion,
+                                           List<String> clientIds) {
+        if (clientIds.isEmpty()) return List.of();
+        return on(c -> {
+            try (PreparedStatement ps = c.prepareStatement(PREAMBLE_WITH_HEAD)) {
+                int i = bindTouchThenGate(ps, authenticatedAtMs, initialLogEpoch, runningSchemaVersion);
+                TextArrays.bind(ps, i++, clientIds);
+                ps.setString(i++, partition);
+                ps.setString(i++, partition);
+                PartitionRegistryEntry[] registry = new PartitionRegistryEntry[1];
+                ServeGate[] gate = new ServeGate[1];
+                List<RequestPreamble> read = new ArrayList<>(clientIds.size());
                 PostgresTransaction.resultSets(ps, (index, rs) -> {
                     switch (index) {
                         case 0 -> registry[0] = PostgresServerStorage.registryFrom(partition, rs);
                         case 1 -> gate[0] = PostgresServerStorage.serveGateFrom(rs);
                         default -> {
-                            if (!logHead) {
-                                record[0] = PostgresServerStorage.clientRecordFrom(rs);
-                            } else if (rs.next()) {
-                                record[0] = PostgresServerStorage.clientRecordOf(rs);
-                                head[0] = rs.getLong(7);   // 0 (NULL) before the partition's first commit
-                                head[1] = rs.getLong(8);
+                            while (rs.next()) {
+                                // head 0 (NULL) before the partition's first commit
+                                read.add(new RequestPreamble(registry[0], gate[0], runningSchemaVersion,
+                                        PostgresServerStorage.clientRecordOf(rs), rs.getLong(7), rs.getLong(8)));
                             }
                         }
                     }
                 });
-                stored = record[0];
-                return new RequestPreamble(registry[0], gate[0], runningSchemaVersion, record[0], head[0], head[1]);
+                if (read.size() != clientIds.size()) {
+                    throw new SQLException("the client-record read returned " + read.size() + " rows for "
+                            + clientIds.size() + " clients");
+                }
+                return read;
             }
         });
+    }
+
+    /** The touch's and the gate read's parameters of a preamble; answers the next parameter index. */
+    private int bindTouchThenGate(PreparedStatement ps, long authenticatedAtMs, String initialLogEpoch,
+                                  int runningSchemaVersion) throws SQLException {
+        int i = storage.bindTouch(ps, 1, partition, authenticatedAtMs, initialLogEpoch);
+        ps.setString(i++, partition);
+        ps.setInt(i++, runningSchemaVersion);
+        return i;
     }
 
     @Override

@@ -147,15 +147,17 @@ class PostgresExplainTest {
         }
     }
 
-    @Test @Seed("SPEC §3.6: a pull's preamble reads the client record by its key, with the log head")
-    void clientRecordAndHeadProbeTheClientsKey() throws SQLException {
-        for (String plan : plans(PostgresSession.CLIENT_RECORD_AND_HEAD, (ps, c) -> {
-            ps.setString(1, P);
-            ps.setString(2, "client7");
-            ps.setString(3, P);
-        })) {
-            assertFalse(plan.contains("Seq Scan on sync_clients"), plan);
-            assertTrue(plan.matches("(?s).*Index (Only )?Scan using \\S+ on sync_clients\\b.*"), plan);
+    @Test @Seed("SPEC §3.6: a pull's preamble, or several attaches', reads each client record by its key")
+    void clientRecordsAndHeadProbeTheClientsKey() throws SQLException {
+        for (List<String> clients : List.of(List.of("client7"), List.of("client7", "client99", "client123"))) {
+            for (String plan : plans(PostgresSession.CLIENT_RECORDS_AND_HEAD, (ps, c) -> {
+                TextArrays.bind(ps, 1, clients);   // as the storage binds them
+                ps.setString(2, P);
+                ps.setString(3, P);
+            })) {
+                assertFalse(plan.contains("Seq Scan on sync_clients"), plan);
+                assertTrue(plan.matches("(?s).*Index (Only )?Scan using \\S+ on sync_clients\\b.*"), plan);
+            }
         }
     }
 
