@@ -39,6 +39,11 @@ public final class ErrorBodies {
         }
         SyncException refusal = SyncException.in(e);
         if (refusal != null) {
+            // a 500 refusal (a storage failure, a missing scope resolution) is the operator's to see; a client's
+            // mistake and a 503 while the server starts are not logged
+            if (refusal.code().httpStatus() == 500) {
+                LOG.log(Level.WARNING, "request failed: " + refusal.code().wire(), e);
+            }
             return new Failure(refusal.code().httpStatus(), refusal.code(), refusal.getMessage(),
                     refusal.detailsJson());
         }

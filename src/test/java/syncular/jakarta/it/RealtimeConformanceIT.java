@@ -38,7 +38,8 @@ class RealtimeConformanceIT extends DatabaseIsolation {
     @BeforeEach
     void reset() throws Exception {
         It.await(base.toURI().resolve("health/ready"), r -> r.statusCode() == 200, Duration.ofSeconds(90));
-        assertEquals(200, resetWith("").statusCode());
+        HttpResponse<String> reset = resetWith("");
+        assertEquals(200, reset.statusCode(), reset.body());
     }
 
     private HttpResponse<String> resetWith(String extra) throws Exception {
