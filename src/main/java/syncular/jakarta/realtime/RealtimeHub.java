@@ -36,6 +36,7 @@ import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.sync.Scopes;
 import syncular.jakarta.sync.ClientIds;
 import syncular.jakarta.sync.GroupCommit;
+import syncular.jakarta.sync.RecentCommits;
 import syncular.jakarta.sync.StorableInput;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
@@ -311,6 +312,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
         }
         byPartition.clear();
         announced.clear();
+        context.get().ifPresent(c -> c.handler().recentCommits().forgetAll());
         synchronized (presenceLock) {
             presence.clearAll();
         }
@@ -324,12 +326,21 @@ public final class RealtimeHub implements CommitFeed.Listener {
         VarHandle.fullFence();   // see announced
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null || sessions.isEmpty()) return;
-        Optional<StoredCommit> commit = feed.readCommit(partition, commitSeq);
+        Optional<CommitFeed.CommitRead> read = feed.readCommit(partition, commitSeq);
+        Optional<RecentCommits> recent = context.get().map(c -> c.handler().recentCommits());
         long now = clockNow();
-        if (commit.isEmpty()) {
+        if (read.isEmpty()) {
             // pruned before we read it: whoever it concerned must pull
+            recent.ifPresent(r -> r.forget(partition));
             for (RealtimeSession s : sessions) s.missed(commitSeq, now);
             return;
+        }
+        Optional<StoredCommit> commit = read.map(CommitFeed.CommitRead::commit);
+        // the pulls of this node read their windows from what it fans out (a commit it did not read breaks the tail)
+        if (read.get().logEpoch() != null) {
+            recent.ifPresent(r -> r.committed(partition, read.get().logEpoch(), commit.get()));
+        } else {
+            recent.ifPresent(r -> r.forget(partition));
         }
         int maxDelta = settings.maxDeltaBytes();
         long started = System.nanoTime();
@@ -379,6 +390,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
     @Override
     public void rewound(String partition) {
         announced.remove(partition);
+        context.get().ifPresent(c -> c.handler().recentCommits().forget(partition));
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null) return;
         for (RealtimeSession s : List.copyOf(sessions)) s.close(RealtimeSession.SERVICE_RESTART, "log epoch rotated");
@@ -395,6 +407,7 @@ public final class RealtimeHub implements CommitFeed.Listener {
     @Override
     public void missed(String partition, long throughSeq) {
         announced.merge(partition, throughSeq, Math::max);
+        context.get().ifPresent(c -> c.handler().recentCommits().forget(partition));
         VarHandle.fullFence();   // see announced
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null) return;

@@ -32,8 +32,14 @@ public interface CommitFeed extends AutoCloseable {
     /** Delivers to {@code listener} until {@link #close}; reconnects with backoff after connection failures. */
     void run(Listener listener);
 
-    /** The whole commit with all its changes, or empty when it is gone (pruned, or the log was wiped). */
-    Optional<StoredCommit> readCommit(String partition, long commitSeq);
+    /**
+     * The whole commit with all its changes and the partition's log epoch read with it, or empty when it is gone
+     * (pruned, or the log was wiped).
+     */
+    Optional<CommitRead> readCommit(String partition, long commitSeq);
+
+    /** A commit read whole, with the log epoch it was read under (null: the partition has no registry entry). */
+    record CommitRead(StoredCommit commit, String logEpoch) { }
 
     /** Forgets every position (the log was wiped and seqs restart): the next notice per partition starts fresh. */
     void forgetPositions();

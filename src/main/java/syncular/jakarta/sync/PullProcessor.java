@@ -54,14 +54,17 @@ public final class PullProcessor {
 
     private final SegmentPublisher segments;
     private final SegmentBytesCache<PageKey, BuiltPage> inlinePages;
+    private final RecentCommits recent;
 
     /**
      * {@code segments}: where pages sent by reference go (null: none are); {@code pageCacheBytes}: how many bytes of
-     * the pages it sends inline this node keeps for the next client at the same pin (0: none).
+     * the pages it sends inline this node keeps for the next client at the same pin (0: none); {@code recent}: the
+     * log's recent tail, which answers the windows that lie within it.
      */
-    public PullProcessor(SegmentPublisher segments, long pageCacheBytes) {
+    public PullProcessor(SegmentPublisher segments, long pageCacheBytes, RecentCommits recent) {
         this.segments = segments;
         this.inlinePages = new SegmentBytesCache<>(pageCacheBytes, p -> p.bytes().length + KEPT_PAGE_OVERHEAD);
+        this.recent = recent;
     }
 
     /** Publishes segments for SEGMENT_REF delivery (§5.4), or is absent when none is configured. */
@@ -175,8 +178,11 @@ public final class PullProcessor {
             return new Section(frames, asOf, true);
         }
 
-        CommitWindow window = session.readCommitWindow(new CommitWindowQuery(sub.table(),
-                new ScopeFilter(effective), sub.cursor(), maxSeq, limits.limitCommits() + 1), end);
+        // a window the recent tail holds is read from it; the request's end then takes its own round trip
+        CommitWindowQuery query = new CommitWindowQuery(sub.table(), new ScopeFilter(effective), sub.cursor(), maxSeq,
+                limits.limitCommits() + 1);
+        CommitWindow window = recent.window(session.partition(), logEpoch, query)
+                .orElseGet(() -> session.readCommitWindow(query, end));
         // §4.6: the horizon passed in was read before the window; a prune that committed in between (or while the
         // window was read) deleted commits the window then lacks, and delivering it would move the cursor past
         // them. The horizon read right after the window shows it: answer the reset, as if the prune had come first.

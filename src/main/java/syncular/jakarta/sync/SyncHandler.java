@@ -56,6 +56,7 @@ public final class SyncHandler {
     private final Clock clock;
     private final SyncSettings settings;
     private final PushProcessor push;
+    private final RecentCommits recent;
     private final PullProcessor pull;
     private final PartitionAdmission admission;
     private final Leases leases;
@@ -92,7 +93,8 @@ public final class SyncHandler {
         this.clock = clock;
         this.settings = settings;
         this.push = new PushProcessor(units, clock, validation, settings.maxCascadeOperationsPerCommit(), blobs);
-        this.pull = new PullProcessor(segments, settings.pageCacheBytes());
+        this.recent = new RecentCommits(settings.recentCommitBytes());
+        this.pull = new PullProcessor(segments, settings.pageCacheBytes(), recent);
     }
 
     /**
@@ -101,6 +103,9 @@ public final class SyncHandler {
      * registers that record's subscriptions, §8.7).
      */
     public record Handled(ResponseMessage response, List<Long> appliedCommitSeqs, Optional<ClientRecord> recorded) { }
+
+    /** The log's recent tail this handler's pulls read windows from; the realtime hub feeds it what it fans out. */
+    public RecentCommits recentCommits() { return recent; }
 
     public Handled handle(Identity identity, RequestMessage request) {
         return handle(identity, request, Optional.empty());

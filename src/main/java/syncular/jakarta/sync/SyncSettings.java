@@ -18,19 +18,22 @@ package syncular.jakarta.sync;
  *                                   built in (pin, scopes, where they start, their size limits), so the clients of a
  *                                   storm at one pin get them without a row read and an encoding each (issue 15);
  *                                   0 keeps none
+ * @param recentCommitBytes          the log's recent tail kept in memory ({@link RecentCommits}), so a pull whose
+ *                                   window lies within it reads no window from the database (issue 15); 0 keeps none
  */
 public record SyncSettings(int maxOperationsPerRequest, int inlineSegmentMaxBytes, long maxResponseBytes,
                            long segmentTtlMs, int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission,
-                           int maxCascadeOperationsPerCommit, long pageCacheBytes) {
+                           int maxCascadeOperationsPerCommit, long pageCacheBytes,
+                           long recentCommitBytes) {
     /** Far above what real apps send (a few, or tens with §4.8 windowing), low enough to bound one request. */
     public static final int DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST = 1000;
 
     public static final SyncSettings DEFAULTS = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 24L * 3600 * 1000,
             DEFAULT_MAX_SUBSCRIPTIONS_PER_REQUEST, PartitionAdmission.Settings.DEFAULTS,
-            DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS, 64L * 1024 * 1024);
+            DeclaredReferences.DEFAULT_MAX_CASCADE_OPERATIONS, 64L * 1024 * 1024, 16L * 1024 * 1024);
 
     public SyncSettings withMaxSubscriptionsPerRequest(int max) {
         return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs, max,
-                admission, maxCascadeOperationsPerCommit, pageCacheBytes);
+                admission, maxCascadeOperationsPerCommit, pageCacheBytes, recentCommitBytes);
     }
 }

@@ -96,7 +96,7 @@ public class ConformanceResource {
                         l.get("maxCascadeOperationsPerCommit") == null ? defaults.maxCascadeOperationsPerCommit()
                                 : (int) number(l.get("maxCascadeOperationsPerCommit"),
                                         "limits.maxCascadeOperationsPerCommit"),
-                        defaults.pageCacheBytes());
+                        defaults.pageCacheBytes(), defaults.recentCommitBytes());
                 if (l.get("maxDeltaBytes") != null) {
                     maxDelta = (int) number(l.get("maxDeltaBytes"), "limits.maxDeltaBytes");
                 }

@@ -182,15 +182,20 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
      *                                read and encoded for each client); at most an eighth of the JVM's heap each
      * @param maxCascadeOperationsPerCommit {@code syncular.limits.max-cascade-operations-per-commit}: operations
      *                                declared references may append to one commit (§6.11)
+     * @param recentCommitBytes       {@code syncular.limits.recent-commit-bytes}: the log's recent tail kept in
+     *                                memory per node, so a pull whose window lies within it reads none (0: every
+     *                                window is read); at most a sixteenth of the JVM's heap
      */
     public record Limits(long maxRequestBytes, long maxResponseBytes, int maxOperationsPerRequest,
                          int inlineSegmentMaxBytes, long segmentTtlMs, long responseSpillBytes,
                          int maxSubscriptionsPerRequest, PartitionAdmission.Settings admission, long lockTimeoutMs,
-                         long partitionTouchIntervalMs, long segmentCacheBytes, int maxCascadeOperationsPerCommit) {
+                         long partitionTouchIntervalMs, long segmentCacheBytes, int maxCascadeOperationsPerCommit,
+                         long recentCommitBytes) {
         /** The protocol engine's view of these limits. */
         public SyncSettings settings() {
             return new SyncSettings(maxOperationsPerRequest, inlineSegmentMaxBytes, maxResponseBytes, segmentTtlMs,
-                    maxSubscriptionsPerRequest, admission, maxCascadeOperationsPerCommit, segmentCacheBytes);
+                    maxSubscriptionsPerRequest, admission, maxCascadeOperationsPerCommit, segmentCacheBytes,
+                    recentCommitBytes);
         }
     }
 
@@ -611,9 +616,11 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
         // heap, so that a small heap holds a storm however the budget was set
         long segmentCache = Math.min(atLeastZero(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024),
                 Runtime.getRuntime().maxMemory() / 8);
+        long recentCommits = Math.min(atLeastZero(config, "syncular.limits.recent-commit-bytes",
+                SyncSettings.DEFAULTS.recentCommitBytes()), Runtime.getRuntime().maxMemory() / 16);
         return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs,
                 new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout, touchInterval,
-                segmentCache, (int) maxCascade);
+                segmentCache, (int) maxCascade, recentCommits);
     }
 
     private static long atLeastZero(Config config, String key, long dflt) {

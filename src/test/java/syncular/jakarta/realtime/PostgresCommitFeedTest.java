@@ -109,8 +109,12 @@ class PostgresCommitFeedTest {
         long s3 = push(p, "r3");
         assertEquals(List.of(p + ":" + s1, p + ":" + s2, p + ":" + s3), take(3));
         assertNull(seen.poll(200, TimeUnit.MILLISECONDS), "no duplicates");
-        StoredCommit c = feed.readCommit(p, s2).orElseThrow();
+        assertNull(feed.readCommit(p, s2).orElseThrow().logEpoch(), "no registry entry yet");
+        String epoch = storage.touchPartition(p, 0, "epoch-1").logEpoch();
+        CommitFeed.CommitRead read = feed.readCommit(p, s2).orElseThrow();
+        StoredCommit c = read.commit();
         assertEquals(s2, c.commitSeq());
+        assertEquals(epoch, read.logEpoch(), "read under the log epoch");
         assertEquals("actor-1", c.actorId());
         assertEquals("r2", c.changes().get(0).rowId());
         assertEquals("p1", c.changes().get(0).scopes().get("project_id"));
@@ -207,7 +211,7 @@ class PostgresCommitFeedTest {
         }));
         long kept = push(p, "kept");
         assertEquals(List.of(p + ":" + kept), take(1));
-        assertEquals("kept", feed.readCommit(p, kept).orElseThrow().changes().get(0).rowId());
+        assertEquals("kept", feed.readCommit(p, kept).orElseThrow().commit().changes().get(0).rowId());
     }
 
     @Test

@@ -61,7 +61,7 @@ class RealtimeHubTest {
     private final ScopeResolver everything = identity -> Map.of("project_id", List.of("*"));
     private final Clock clock = () -> 1_700_000_000_000L;
     private final SyncSettings settings = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 60_000, 1000,
-            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS, 1000, 0);
+            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS, 1000, 0, 1 << 20);
     private EmbeddedPostgresSupport.Pool db;
     private final List<Node> nodes = new ArrayList<>();
     private final String partition = EmbeddedPostgresSupport.partition("hub");

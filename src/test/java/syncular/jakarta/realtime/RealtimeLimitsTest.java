@@ -62,7 +62,7 @@ class RealtimeLimitsTest {
     private final AtomicLong tick = new AtomicLong(1_000_000);
     private final Clock clock = now::get;
     private final SyncSettings sync = new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 60_000, 1000,
-            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS, 1000, 0);
+            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS, 1000, 0, 1 << 20);
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<Runnable> rounds = new LinkedBlockingQueue<>();
     private EmbeddedPostgresSupport.Pool db;

@@ -60,7 +60,7 @@ class PullBudgetTest {
                                 TestSchemas.taskPayload(SCHEMA, id, project, "x".repeat(100), false)))));
             }
         }
-        pull = new PullProcessor(null, 0);
+        pull = new PullProcessor(null, 0, new RecentCommits(0));
     }
 
     @AfterAll
@@ -170,7 +170,7 @@ class PullBudgetTest {
         PullProcessor external = new PullProcessor((request, bytes) -> {
             published.add(bytes);
             return new SegmentInline(bytes);
-        }, 0);
+        }, 0, new RecentCommits(0));
         PullLimits limits = new PullLimits(1000, 1000, 50, PullHeader.ACCEPT_EXTERNAL_ROWS);
         long maxSeq = storage.getMaxCommitSeq(partition);
         PullProcessor.Section section = external.section(storage.openSession(partition), "epoch", SCHEMA, limits,

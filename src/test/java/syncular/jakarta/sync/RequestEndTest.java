@@ -64,7 +64,7 @@ class RequestEndTest {
         SyncSettings d = SyncSettings.DEFAULTS;
         SyncSettings settings = new SyncSettings(d.maxOperationsPerRequest(), d.inlineSegmentMaxBytes(),
                 maxResponseBytes, d.segmentTtlMs(), d.maxSubscriptionsPerRequest(), d.admission(),
-                d.maxCascadeOperationsPerCommit(), d.pageCacheBytes());
+                d.maxCascadeOperationsPerCommit(), d.pageCacheBytes(), d.recentCommitBytes());
         ServerStorage hooked = StorageHooks.around(StorageHooks.around(storage, "readCommitWindow",
                 StorageHooks.once(beforeWindowRead), () -> { }), "recordClientThenReadGate",
                 separateEnds::incrementAndGet, () -> { });

@@ -36,9 +36,10 @@ import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.storage.postgres.JdbcTransactionRunner;
 import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.PostgresServerStorage;
+import syncular.jakarta.wire.CommitFrame;
+import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
-import syncular.jakarta.wire.ErrorCode;
 import syncular.jakarta.wire.PushResult;
 import syncular.jakarta.wire.ReqHeader;
 import syncular.jakarta.wire.RequestEncoder;
@@ -78,6 +79,8 @@ class RoundTripBudgetTest {
         final AtomicInteger checkouts = new AtomicInteger();
         final AtomicInteger roundTrips = new AtomicInteger();
         final AtomicInteger commits = new AtomicInteger();
+        /** The text of every statement prepared. */
+        final List<String> prepared = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         Counting(DataSource real) { this.real = real; }
 
@@ -88,6 +91,7 @@ class RoundTripBudgetTest {
             checkouts.set(0);
             roundTrips.set(0);
             commits.set(0);
+            prepared.clear();
         }
 
         @Override
@@ -109,6 +113,9 @@ class RoundTripBudgetTest {
                             roundTrips.incrementAndGet();
                         }
                         Object result = StorageHooks.invoke(c, m, args);
+                        if (m.getName().startsWith("prepare") && args != null && args[0] instanceof String sql) {
+                            prepared.add(sql);
+                        }
                         if (result instanceof Statement s && m.getName().startsWith("prepare")) {
                             return statement(s);
                         }
@@ -247,6 +254,36 @@ class RoundTripBudgetTest {
         counting.reset();
         attached.handler.handle(attached.actor, pullOf("p3"));
         assertEquals(counting.roundTrips.get() - 1, round, "without a preamble of its own");
+    }
+
+    /**
+     * A round whose window lies within what the hub fanned out reads it from the log's recent tail: no window
+     * statement, only the request's end (client record, gate re-read), and the commit is in the answer.
+     */
+    @Test
+    void aRoundWhoseWindowTheHubFannedOutReadsNoWindow() {
+        Counting counting = new Counting(db);
+        Attached attached = attach(counting, "budget-tail", () -> 0L);
+        SyncHandler.Handled pushed = attached.handler.handle(attached.actor, new RequestMessage(1, List.of(
+                new ReqHeader("c2", 1), new PushCommit("k1", List.of(PushCommit.Operation.upsert("tasks", "t1",
+                        null, TestSchemas.taskPayload(SCHEMA, "t1", "p1", "title", false)))))));
+        long seq = pushed.appliedCommitSeqs().get(0);
+        attached.hub.committed(attached.actor.partition(), seq);   // read once, for the fanout and the tail
+        counting.reset();
+        RequestMessage incremental = new RequestMessage(1, List.of(new ReqHeader("c1", 1),
+                new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                new Subscription("s", "tasks", Map.of("project_id", List.of("p1")), null, seq - 1, null)));
+        attached.session.onBinary(round(incremental));
+        assertEquals(1, counting.roundTrips.get(), "the request's end only: " + counting.prepared);
+        assertTrue(counting.prepared.stream().noneMatch(sql -> sql.contains("sync_change_scopes")),
+                "no window statement: " + counting.prepared);
+        byte[] last = attached.sent.get(attached.sent.size() - 1);
+        List<ResponseFrame> frames = ResponseDecoder.decode(java.util.Arrays.copyOfRange(last, 1, last.length))
+                .frames();
+        assertEquals(seq, assertInstanceOf(CommitFrame.class, frames.get(frames.size() - 2)).commitSeq());
+        assertEquals(seq, assertInstanceOf(SubEnd.class, frames.get(frames.size() - 1)).nextCursor());
+        assertEquals(seq, new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L)
+                .getClientRecord(attached.actor.partition(), "c1").orElseThrow().cursor(), "the cursor is stored");
     }
 
     /**

@@ -62,7 +62,7 @@ class RowsPageReuseTest {
         SyncSettings settings = new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), inlineMaxBytes,
                 SyncSettings.DEFAULTS.maxResponseBytes(), TTL_MS, SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(),
                 SyncSettings.DEFAULTS.admission(), SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit(),
-                SyncSettings.DEFAULTS.pageCacheBytes());
+                SyncSettings.DEFAULTS.pageCacheBytes(), SyncSettings.DEFAULTS.recentCommitBytes());
         return new SyncHandler(
                 StorageHooks.around(database.storage(), "scanRows", scans::incrementAndGet, () -> { }), () -> SCHEMA,
                 List::of, identity -> Map.of("project_id", List.of("*")), now::get, settings,

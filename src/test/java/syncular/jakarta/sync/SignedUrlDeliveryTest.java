@@ -82,7 +82,7 @@ class SignedUrlDeliveryTest {
                         SyncSettings.DEFAULTS.maxResponseBytes(), segmentTtlMs,
                         SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(), SyncSettings.DEFAULTS.admission(),
                         SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit(),
-                        SyncSettings.DEFAULTS.pageCacheBytes()),
+                        SyncSettings.DEFAULTS.pageCacheBytes(), SyncSettings.DEFAULTS.recentCommitBytes()),
                 new SegmentPublishing(segments, clock, segmentTtlMs, Optional.of(lane),
                         urls.map(SegmentUrls.class::cast), ServerEvents.NONE), Validation.NONE,
                 Leases.OFF);

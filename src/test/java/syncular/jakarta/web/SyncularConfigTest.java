@@ -166,6 +166,17 @@ class SyncularConfigTest {
         assertMessage(with("syncular.images.enabled", "sometimes"), "syncular.images.enabled must be true or false");
         assertMessage(with("syncular.limits.segment-cache-bytes", "-1"),
                 "syncular.limits.segment-cache-bytes must be at least 0");
+
+        assertEquals(Math.min(16L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16),
+                defaults.limits().recentCommitBytes());
+        assertEquals(defaults.limits().recentCommitBytes(), defaults.limits().settings().recentCommitBytes());
+        assertEquals(0, SyncularConfig.from(config(with("syncular.limits.recent-commit-bytes", "0")))
+                .limits().recentCommitBytes());
+        assertEquals(Runtime.getRuntime().maxMemory() / 16, SyncularConfig.from(config(with(
+                "syncular.limits.recent-commit-bytes", String.valueOf(Long.MAX_VALUE)))).limits().recentCommitBytes(),
+                "at most a sixteenth of the heap");
+        assertMessage(with("syncular.limits.recent-commit-bytes", "-1"),
+                "syncular.limits.recent-commit-bytes must be at least 0");
     }
 
     @Test

@@ -45,7 +45,8 @@ public final class PostgresCommitFeed implements CommitFeed {
     static final String REWOUND = ":rewound";
     private static final String HEAD = "SELECT max_commit_seq FROM sync_partitions WHERE partition = ?";
     static final String READ_COMMIT = """
-            SELECT c.created_at_ms, c.actor_id, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload
+            SELECT c.created_at_ms, c.actor_id, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload,
+                   (SELECT log_epoch FROM sync_partition_registry r WHERE r.partition = c.partition)
               FROM sync_commits c
               JOIN sync_changes ch ON ch.partition = c.partition AND ch.commit_seq = c.commit_seq
              WHERE c.partition = ? AND c.commit_seq = ?
@@ -189,17 +190,19 @@ public final class PostgresCommitFeed implements CommitFeed {
     }
 
     @Override
-    public Optional<StoredCommit> readCommit(String partition, long commitSeq) {
+    public Optional<CommitRead> readCommit(String partition, long commitSeq) {
         try (Connection c = reads.getConnection(); PreparedStatement ps = c.prepareStatement(READ_COMMIT)) {
             ps.setString(1, partition);
             ps.setLong(2, commitSeq);
             long createdAt = 0;
             String actor = null;
+            String epoch = null;
             List<StoredChange> changes = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     createdAt = rs.getLong(1);
                     actor = rs.getString(2);
+                    epoch = rs.getString(9);
                     ChangeOp op = ChangeOp.forCode(rs.getShort(5));
                     Map<String, String> scopes = StoredJson.parseScopes(rs.getString(7));
                     changes.add(op == ChangeOp.UPSERT
@@ -207,7 +210,8 @@ public final class PostgresCommitFeed implements CommitFeed {
                             : StoredChange.delete(rs.getString(3), rs.getString(4), scopes));
                 }
             }
-            return actor == null ? Optional.empty() : Optional.of(new StoredCommit(commitSeq, createdAt, actor, changes));
+            return actor == null ? Optional.empty()
+                    : Optional.of(new CommitRead(new StoredCommit(commitSeq, createdAt, actor, changes), epoch));
         } catch (SQLException e) {
             throw PgErrors.classify(e);
         }
