@@ -48,11 +48,17 @@ public interface StorageSession extends AutoCloseable {
     /** One snapshot page by keyset on row id (byte order), through the row-scope index (SPEC §4.7). */
     List<StoredRow> scanRows(RowScanQuery query);
     /**
-     * The end of a request (read-verify-refuse) that did not ride on its last read ({@link RequestEnd}): stores
-     * {@code record} when present, then reads the serve-gate token, in one round trip. A record that differs from
-     * the one {@link #preamble} read only by an activity time within the partition touch interval is not rewritten.
+     * The client record this session's request stores at its end: {@code record}, or nothing when it differs from
+     * the one {@link #preamble} read only by an activity time within the partition touch interval.
      */
-    ServeGate recordClientThenReadGate(Optional<ClientRecord> record, int runningSchemaVersion);
+    Optional<ClientRecord> recordToStore(Optional<ClientRecord> record);
+
+    /**
+     * The end of one or more requests of this partition (read-verify-refuse) that did not ride on their last read
+     * ({@link RequestEnd}): stores {@code records} (each request's {@link #recordToStore}, at most one per
+     * clientId), then reads the serve-gate token, in one round trip.
+     */
+    ServeGate recordClientsThenReadGate(List<ClientRecord> records, int runningSchemaVersion);
 
     /** Gives the connection back to the pool; the next use takes one again. */
     void release();

@@ -17,11 +17,13 @@ import java.util.function.ToIntFunction;
  *
  * <p>A group takes whole requests in arrival order, up to {@code maxUnits} units of work (commits); a request
  * larger than that goes alone. {@code apply} returns one result per item of its group, in order; if it throws, every
- * item of the group gets the throwable. The partitions' queues are independent: partitions never wait for each
- * other here (the database lock is per partition too).
+ * item of the group gets the throwable. {@code apply} runs on the thread that submitted the group's first item (the
+ * leader), so that item's own resources (its session) are the group's. The partitions' queues are independent:
+ * partitions never wait for each other here (the database lock is per partition too).
  *
  * <p>The realtime hub groups a partition's WebSocket attaches the same way: the preambles of the attaches that queued
- * while one was read are read together, in one round trip ({@code StorageSession#preambles}, issue 15).
+ * while one was read are read together, in one round trip ({@code StorageSession#preambles}, issue 15); the sync
+ * handler groups request ends (client records and the serve-gate re-read) likewise.
  */
 public final class GroupCommit<I, R> {
     private final int maxUnits;

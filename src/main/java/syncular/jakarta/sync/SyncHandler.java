@@ -1,7 +1,9 @@
 package syncular.jakarta.sync;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -303,9 +305,76 @@ public final class SyncHandler {
      * the body's last read (nothing the body holds was read after it).
      */
     private void verify(StorageSession session, Built b) {
-        ServeGate exit = b.endGate().isPresent() ? b.endGate().get()
-                : session.recordClientThenReadGate(b.handled().recorded(), b.running().version());
-        ServeGatePolicy.verifyUnchanged(b.entryGate(), exit, b.running().version(), b.declared());
+        int version = b.running().version();
+        ServeGate exit;
+        if (b.endGate().isPresent()) {
+            exit = b.endGate().get();
+        } else {
+            Ended ended = ends.submit(version + ":" + session.partition(),
+                    new End(session, session.recordToStore(b.handled().recorded()), version));
+            if (ended.failure() != null) throw ended.failure();
+            exit = ended.gate();
+        }
+        ServeGatePolicy.verifyUnchanged(b.entryGate(), exit, version, b.declared());
+    }
+
+    /** At most this many requests' ends are stored together. */
+    static final int MAX_END_GROUP = 64;
+
+    /**
+     * A request's end that did not ride on its last read: its session and the record it stores (empty: none, or an
+     * equal one is stored already).
+     */
+    private record End(StorageSession session, Optional<ClientRecord> record, int runningSchemaVersion) { }
+
+    /** The gate read after a request's record was stored, or why its end failed. */
+    private record Ended(ServeGate gate, RuntimeException failure) { }
+
+    /**
+     * A partition's request ends that queue while one is stored are stored together (issue 15): every record, then
+     * one serve-gate read, in one round trip. Each body was built before its end queued, so the gate is read after
+     * all of them, as read-verify-refuse asks. Lanes are per running schema version and partition (the version
+     * first: the key splits at its first colon, whatever the partition holds).
+     */
+    private final GroupCommit<End, Ended> ends = new GroupCommit<>(MAX_END_GROUP, end -> 1, this::endTogether);
+
+    /**
+     * On the leader's thread, whose end is the group's first ({@link GroupCommit}), on its session's connection. A
+     * group that fails is stored again one end at a time, so what the database refuses fails its own request only.
+     */
+    private List<Ended> endTogether(String lane, List<End> group) {
+        StorageSession leader = group.get(0).session();
+        if (group.size() > 1) {
+            List<ClientRecord> records = lastPerClient(group);
+            try {
+                return Collections.nCopies(group.size(), new Ended(leader.recordClientsThenReadGate(records,
+                        group.get(0).runningSchemaVersion()), null));
+            } catch (RuntimeException groupFailed) {
+                // stored again one by one below: each failure reaches the request it belongs to
+            }
+        }
+        List<Ended> each = new ArrayList<>(group.size());
+        for (End end : group) {
+            try {
+                each.add(new Ended(leader.recordClientsThenReadGate(end.record().stream().toList(),
+                        end.runningSchemaVersion()), null));
+            } catch (RuntimeException e) {
+                each.add(new Ended(null, e));
+            }
+        }
+        return each;
+    }
+
+    /** One record per clientId: of two ends of one client in a group, the later one's, as if stored in turn. */
+    private static List<ClientRecord> lastPerClient(List<End> group) {
+        Map<String, ClientRecord> byClient = new LinkedHashMap<>();
+        for (End end : group) {
+            end.record().ifPresent(r -> {
+                byClient.remove(r.clientId());
+                byClient.put(r.clientId(), r);
+            });
+        }
+        return List.copyOf(byClient.values());
     }
 
     private void ensureSchema(CompiledSchema running, List<CheckpointDeclaration> declared, String partition) {

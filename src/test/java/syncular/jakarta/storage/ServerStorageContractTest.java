@@ -709,7 +709,8 @@ public abstract class ServerStorageContractTest {
         java.util.function.Function<ClientRecord, ClientRecord> request = record -> {
             try (StorageSession s = storage().openSession(p)) {
                 s.preamble(record.updatedAtMs(), "e-touch", schema().version(), record.clientId(), true);
-                s.recordClientThenReadGate(Optional.of(record), schema().version());
+                s.recordClientsThenReadGate(s.recordToStore(Optional.of(record)).stream().toList(),
+                        schema().version());
             }
             return storage().getClientRecord(p, record.clientId()).orElseThrow();
         };
@@ -741,13 +742,37 @@ public abstract class ServerStorageContractTest {
         assertEquals(Optional.of(first), storage().getClientRecord(p, "shared"));
         try (StorageSession s = storage().openSession(p)) {
             s.preamble(3_000, "e-rebind", schema().version(), "shared", true);
-            s.recordClientThenReadGate(Optional.of(new ClientRecord("shared", "actor-b", 1, 99, 3_000, List.of())),
+            s.recordClientsThenReadGate(List.of(new ClientRecord("shared", "actor-b", 1, 99, 3_000, List.of())),
                     schema().version());
         }
         assertEquals(Optional.of(first), storage().getClientRecord(p, "shared"), "nor at a request's end");
         ClientRecord moved = new ClientRecord("shared", "actor-a", 2, 8, 4_000, List.of());
         storage().putClientRecord(p, moved);
         assertEquals(Optional.of(moved), storage().getClientRecord(p, "shared"), "its own actor's write lands");
+    }
+
+    /**
+     * Issue 15: several requests' ends in one round trip: each client record stored as it would be alone (JSON that
+     * needs escaping included), one bound to another actor not at all, then the serve gate.
+     */
+    @Test @Seed("SPEC §1.5, §4.5 client records")
+    void severalRequestsClientRecordsAreStoredTogether() {
+        String p = partition("records-together");
+        ClientRecord bound = new ClientRecord("bound", "actor-a", 2, 7, 1_000, List.of());
+        storage().putClientRecord(p, bound);
+        List<ClientRecord> ends = List.of(
+                new ClientRecord("c1", "actor-a", 2, 5, 2_000, List.of(new ClientSubscription("s\"1\\", "tasks",
+                        Map.of("project_id", List.of("p{1}", "p,2"))))),
+                new ClientRecord("c \"2\"", "actor-b", 1, -1, 2_000, List.of()),
+                new ClientRecord("bound", "actor-b", 1, 99, 2_000, List.of()));
+        try (StorageSession s = storage().openSession(p)) {
+            s.preamble(2_000, "e-together", schema().version(), "c1", true);
+            assertEquals(storage().readServeGate(p, schema().version()),
+                    s.recordClientsThenReadGate(ends, schema().version()));
+        }
+        assertEquals(Optional.of(ends.get(0)), storage().getClientRecord(p, "c1"));
+        assertEquals(Optional.of(ends.get(1)), storage().getClientRecord(p, "c \"2\""));
+        assertEquals(Optional.of(bound), storage().getClientRecord(p, "bound"), "never rebound (§1.5)");
     }
 
     /**

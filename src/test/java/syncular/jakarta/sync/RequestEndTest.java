@@ -47,7 +47,7 @@ class RequestEndTest {
 
     /** Runs once, inside the next {@code readCommitWindow}, before the window is read. */
     private final AtomicReference<Runnable> beforeWindowRead = new AtomicReference<>();
-    /** Requests that ended on their own round trip ({@code recordClientThenReadGate}) rather than on their window. */
+    /** Requests that ended on their own round trip ({@code recordClientsThenReadGate}) rather than on their window. */
     private final AtomicInteger separateEnds = new AtomicInteger();
 
     @BeforeAll
@@ -66,7 +66,7 @@ class RequestEndTest {
                 maxResponseBytes, d.segmentTtlMs(), d.maxSubscriptionsPerRequest(), d.admission(),
                 d.maxCascadeOperationsPerCommit(), d.pageCacheBytes(), d.recentCommitBytes());
         ServerStorage hooked = StorageHooks.around(StorageHooks.around(storage, "readCommitWindow",
-                StorageHooks.once(beforeWindowRead), () -> { }), "recordClientThenReadGate",
+                StorageHooks.once(beforeWindowRead), () -> { }), "recordClientsThenReadGate",
                 separateEnds::incrementAndGet, () -> { });
         return new SyncHandler(hooked, () -> SCHEMA, List::of, identity -> ALL, () -> 1_000L, settings,
                 (request, bytes) -> {

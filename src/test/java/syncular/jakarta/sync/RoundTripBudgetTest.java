@@ -14,6 +14,7 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
@@ -81,6 +82,14 @@ class RoundTripBudgetTest {
         final AtomicInteger commits = new AtomicInteger();
         /** The text of every statement prepared. */
         final List<String> prepared = new java.util.concurrent.CopyOnWriteArrayList<>();
+        /** The text of every statement executed. */
+        final List<String> executed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        /** While set, a statement that stores client records and reads the gate waits for it before it runs. */
+        volatile java.util.concurrent.CountDownLatch heldEnd;
+        /** Statements holding at {@link #heldEnd}. */
+        final AtomicInteger endsHeld = new AtomicInteger();
+        /** When set, the next statement storing several client records fails as a refused value would. */
+        volatile boolean failGroupOnce;
 
         Counting(DataSource real) { this.real = real; }
 
@@ -92,6 +101,7 @@ class RoundTripBudgetTest {
             roundTrips.set(0);
             commits.set(0);
             prepared.clear();
+            executed.clear();
         }
 
         @Override
@@ -117,17 +127,29 @@ class RoundTripBudgetTest {
                             prepared.add(sql);
                         }
                         if (result instanceof Statement s && m.getName().startsWith("prepare")) {
-                            return statement(s);
+                            return statement(s, args != null && args[0] instanceof String sql ? sql : "");
                         }
                         return result;
                     });
         }
 
-        private Object statement(Statement s) {
+        private Object statement(Statement s, String sql) {
             Class<?> type = s instanceof java.sql.PreparedStatement ? java.sql.PreparedStatement.class
                     : Statement.class;
             return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, m, args) -> {
-                if (m.getName().startsWith("execute")) roundTrips.incrementAndGet();
+                if (m.getName().startsWith("execute")) {
+                    roundTrips.incrementAndGet();
+                    executed.add(sql);
+                    java.util.concurrent.CountDownLatch hold = heldEnd;
+                    if (hold != null && sql.startsWith("INSERT INTO sync_clients")) {
+                        endsHeld.incrementAndGet();
+                        hold.await();
+                    }
+                    if (failGroupOnce && sql.contains(GROUPED_RECORDS)) {
+                        failGroupOnce = false;
+                        throw new SQLException("invalid input syntax (injected)", "22P02");
+                    }
+                }
                 return StorageHooks.invoke(s, m, args);
             });
         }
@@ -427,6 +449,89 @@ class RoundTripBudgetTest {
         round[0] = (byte) syncular.jakarta.wire.RealtimeControl.TAG_ROUND;
         System.arraycopy(encoded, 0, round, 1, encoded.length);
         return round;
+    }
+
+    /** What only the statement storing several requests' client records holds. */
+    private static final String GROUPED_RECORDS = "FROM unnest(?::text[], ?::text[], ?::int[]";
+
+    /** Client records stored by a request's end, alone or grouped. */
+    private static long recordStatements(Counting counting, boolean grouped) {
+        return counting.executed.stream().filter(sql -> sql.startsWith("INSERT INTO sync_clients")
+                && sql.contains(GROUPED_RECORDS) == grouped).count();
+    }
+
+    /** A pull of subscription {@code id} of p1 from {@code cursor} by {@code clientId}. */
+    private static RequestMessage pullFrom(String clientId, String id, long cursor) {
+        return new RequestMessage(1, List.of(new ReqHeader(clientId, 1),
+                new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
+                new Subscription(id, "tasks", Map.of("project_id", List.of("p1")), null, cursor, null)));
+    }
+
+    /** {@code request} handled on a thread of its own, named for {@link #awaitEnding}. */
+    private static java.util.concurrent.FutureTask<SyncHandler.Handled> handling(SyncHandler handler, Identity actor,
+                                                                               RequestMessage request, String name) {
+        java.util.concurrent.FutureTask<SyncHandler.Handled> task = new java.util.concurrent.FutureTask<>(
+                () -> handler.handle(actor, request));
+        new Thread(task, "attach-end-" + name).start();
+        return task;
+    }
+
+    /**
+     * Issue 15: ends of a partition's requests that queue while one is stored are stored together: every client
+     * record, then one gate re-read, in one round trip; two ends of one client in a group store the later record.
+     * A group that fails is stored again one end at a time, and every request still succeeds.
+     */
+    @Test
+    void requestEndsThatQueueWhileOneIsStoredShareOneRoundTrip() throws Exception {
+        for (boolean groupFails : List.of(false, true)) {
+            Counting counting = new Counting(db);
+            SyncHandler handler = handlerOver(counting);
+            Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("budget-ends"));
+            handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("w", 1), new PushCommit("k1",
+                    List.of(PushCommit.Operation.upsert("tasks", "t1", null,
+                            TestSchemas.taskPayload(SCHEMA, "t1", "p1", "title", false)))))));
+            for (String client : List.of("c1", "c2", "c3")) handler.handle(actor, pullFrom(client, "s", -1));
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            counting.reset();
+            counting.heldEnd = release;
+            counting.failGroupOnce = groupFails;
+            // clients at the head: their windows are empty by their bounds, so each request ends on its own trip
+            var leader = handling(handler, actor, pullFrom("c1", "s1", 1), "c1");
+            while (counting.endsHeld.get() < 1) Thread.sleep(1);
+            counting.heldEnd = null;
+            var queued = List.of(handling(handler, actor, pullFrom("c2", "s2", 1), "c2"),
+                    handling(handler, actor, pullFrom("c3", "s3", 1), "c3"),
+                    handling(handler, actor, pullFrom("c2", "s4", 1), "c2-again"));
+            awaitEnding(queued.size() + 1);   // and the leader, held in its statement
+            release.countDown();
+            leader.get();
+            for (var q : queued) q.get();
+            PostgresServerStorage plain = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
+            java.util.function.Function<String, String> subscribed = client -> plain.getClientRecord(
+                    actor.partition(), client).orElseThrow().subscriptions().get(0).id();
+            assertEquals("s1", subscribed.apply("c1"));
+            assertEquals("s3", subscribed.apply("c3"));
+            assertTrue(Set.of("s2", "s4").contains(subscribed.apply("c2")), subscribed.apply("c2"));
+            assertEquals(1, recordStatements(counting, true), "one statement for the three that queued");
+            assertEquals(groupFails ? 4 : 1, recordStatements(counting, false),
+                    groupFails ? "the leader's, then each of the failed group's alone" : "the leader's");
+        }
+    }
+
+    /** Waits until {@code n} requests wait in their ends' group (the leader in its statement, the others queued). */
+    private static void awaitEnding(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            long ending = Thread.getAllStackTraces().entrySet().stream()
+                    .filter(e -> e.getKey().getName().startsWith("attach-end-")
+                            && e.getKey().getState() == Thread.State.WAITING
+                            && java.util.Arrays.stream(e.getValue())
+                                    .anyMatch(f -> f.getClassName().equals(GroupCommit.class.getName())))
+                    .count();
+            if (ending >= n) return;
+            Thread.sleep(5);
+        }
+        throw new AssertionError("the requests did not queue their ends");
     }
 
     /** Issue 15: the request's end (client record, gate re-read) rides on the window page of a complete window. */

@@ -58,6 +58,16 @@ final class PostgresSession implements StorageSession {
     static final String PREAMBLE_WITH_HEAD = TOUCH_THEN_GATE + ";\n" + CLIENT_RECORDS_AND_HEAD;
     static final String RECORD_THEN_GATE = PostgresServerStorage.PUT_CLIENT_RECORD + ";\n"
             + CommitLogSql.READ_SERVE_GATE;
+    /**
+     * Several requests' client records (zipped from arrays of equal length, one row per clientId: an upsert may not
+     * touch a row twice), then the gate. Params: partition, clientIds[], actorIds[], wire versions[], cursors[],
+     * subscriptions JSON[], activity times[], then the gate's.
+     */
+    static final String RECORDS_THEN_GATE = PostgresServerStorage.putClientRecord("""
+            SELECT ?, u.client_id, u.actor_id, u.wire_version, u.cursor, u.subscriptions::jsonb, u.updated_at_ms
+              FROM unnest(?::text[], ?::text[], ?::int[], ?::bigint[], ?::text[], ?::bigint[])
+                   AS u(client_id, actor_id, wire_version, cursor, subscriptions, updated_at_ms)""")
+            + ";\n" + CommitLogSql.READ_SERVE_GATE;
 
     private final PostgresServerStorage storage;
     private final DataSource dataSource;
@@ -159,7 +169,7 @@ final class PostgresSession implements StorageSession {
     @Override
     public CommitWindow readCommitWindow(CommitWindowQuery query, Optional<RequestEnd> end) {
         Optional<PostgresServerStorage.WindowEnd> riding = end.map(e -> new PostgresServerStorage.WindowEnd(
-                Optional.of(e.recordIfComplete()).filter(r -> !storage.unchangedWithinTouchInterval(stored, r)),
+                recordToStore(Optional.of(e.recordIfComplete())),
                 e.runningSchemaVersion()));
         return on(c -> PostgresServerStorage.readCommitWindowOn(c, partition, query, riding));
     }
@@ -171,13 +181,21 @@ final class PostgresSession implements StorageSession {
     }
 
     @Override
-    public ServeGate recordClientThenReadGate(Optional<ClientRecord> record, int runningSchemaVersion) {
+    public Optional<ClientRecord> recordToStore(Optional<ClientRecord> record) {
+        return record.filter(r -> !storage.unchangedWithinTouchInterval(stored, r));
+    }
+
+    @Override
+    public ServeGate recordClientsThenReadGate(List<ClientRecord> records, int runningSchemaVersion) {
+        if (records.stream().map(ClientRecord::clientId).distinct().count() < records.size()) {
+            throw new IllegalArgumentException("one record per clientId");
+        }
         return on(c -> {
-            if (record.isEmpty() || storage.unchangedWithinTouchInterval(stored, record.get())) {
-                return PostgresServerStorage.readServeGateOn(c, partition, runningSchemaVersion);
-            }
-            try (PreparedStatement ps = c.prepareStatement(RECORD_THEN_GATE)) {
-                int i = PostgresServerStorage.bindClientRecord(ps, 1, partition, record.get());
+            if (records.isEmpty()) return PostgresServerStorage.readServeGateOn(c, partition, runningSchemaVersion);
+            try (PreparedStatement ps = c.prepareStatement(records.size() == 1 ? RECORD_THEN_GATE
+                    : RECORDS_THEN_GATE)) {
+                int i = records.size() == 1 ? PostgresServerStorage.bindClientRecord(ps, 1, partition, records.get(0))
+                        : bindClientRecords(ps, records);
                 ps.setString(i++, partition);
                 ps.setInt(i++, runningSchemaVersion);
                 ServeGate[] gate = new ServeGate[1];
@@ -186,6 +204,18 @@ final class PostgresSession implements StorageSession {
                 return gate[0];
             }
         });
+    }
+
+    private int bindClientRecords(PreparedStatement ps, List<ClientRecord> records) throws SQLException {
+        int i = 1;
+        ps.setString(i++, partition);
+        TextArrays.bind(ps, i++, records.stream().map(ClientRecord::clientId).toList());
+        TextArrays.bind(ps, i++, records.stream().map(ClientRecord::actorId).toList());
+        TextArrays.bind(ps, i++, records.stream().map(r -> Integer.toString(r.wireVersion())).toList());
+        TextArrays.bind(ps, i++, records.stream().map(r -> Long.toString(r.cursor())).toList());
+        TextArrays.bind(ps, i++, records.stream().map(r -> StoredJson.subscriptions(r.subscriptions())).toList());
+        TextArrays.bind(ps, i++, records.stream().map(r -> Long.toString(r.updatedAtMs())).toList());
+        return i;
     }
 
     @Override
