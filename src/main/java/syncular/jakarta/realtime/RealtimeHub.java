@@ -36,7 +36,6 @@ import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.sync.Scopes;
 import syncular.jakarta.sync.ClientIds;
 import syncular.jakarta.sync.GroupCommit;
-import syncular.jakarta.sync.RecentCommits;
 import syncular.jakarta.sync.StorableInput;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
@@ -322,26 +321,22 @@ public final class RealtimeHub implements CommitFeed.Listener {
 
     @Override
     public void committed(String partition, long commitSeq) {
+        // read before it is announced while the partition has sessions, so that the recent tail holds every commit a
+        // round can hear of from this hub (a socket's first round may pull through the announced head)
+        boolean early = hasSessions(partition);
+        Optional<CommitFeed.CommitRead> read = early ? readAndKeep(partition, commitSeq) : Optional.empty();
         announced.merge(partition, commitSeq, Math::max);
         VarHandle.fullFence();   // see announced
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null || sessions.isEmpty()) return;
-        Optional<CommitFeed.CommitRead> read = feed.readCommit(partition, commitSeq);
-        Optional<RecentCommits> recent = context.get().map(c -> c.handler().recentCommits());
+        if (!early) read = readAndKeep(partition, commitSeq);   // its first session came meanwhile
         long now = clockNow();
         if (read.isEmpty()) {
             // pruned before we read it: whoever it concerned must pull
-            recent.ifPresent(r -> r.forget(partition));
             for (RealtimeSession s : sessions) s.missed(commitSeq, now);
             return;
         }
         Optional<StoredCommit> commit = read.map(CommitFeed.CommitRead::commit);
-        // the pulls of this node read their windows from what it fans out (a commit it did not read breaks the tail)
-        if (read.get().logEpoch() != null) {
-            recent.ifPresent(r -> r.committed(partition, read.get().logEpoch(), commit.get()));
-        } else {
-            recent.ifPresent(r -> r.forget(partition));
-        }
         int maxDelta = settings.maxDeltaBytes();
         long started = System.nanoTime();
         AtomicInteger reached = new AtomicInteger();
@@ -365,6 +360,27 @@ public final class RealtimeHub implements CommitFeed.Listener {
         for (CompletableFuture<Void> f : others) f.join();
         events().emit(new ServerEvent.FanoutCompleted(now, partition, commitSeq, reached.get(),
                 (System.nanoTime() - started) / 1_000));
+    }
+
+    private boolean hasSessions(String partition) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        return sessions != null && !sessions.isEmpty();
+    }
+
+    /**
+     * The whole commit, which also goes to the recent tail the node's pulls read their windows from; a commit gone
+     * before it was read, or read without a log epoch, breaks the tail.
+     */
+    private Optional<CommitFeed.CommitRead> readAndKeep(String partition, long commitSeq) {
+        Optional<CommitFeed.CommitRead> read = feed.readCommit(partition, commitSeq);
+        context.get().map(c -> c.handler().recentCommits()).ifPresent(recent -> {
+            if (read.isPresent() && read.get().logEpoch() != null) {
+                recent.committed(partition, read.get().logEpoch(), read.get().commit());
+            } else {
+                recent.forget(partition);
+            }
+        });
+        return read;
     }
 
     /** Sessions a commit's fanout delivers to on one thread. */
