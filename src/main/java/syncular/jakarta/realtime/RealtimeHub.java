@@ -89,8 +89,11 @@ public final class RealtimeHub implements CommitFeed.Listener {
      * read and every client record with the log head, in one round trip (the reconnect storm's attaches queued
      * behind each other's round trips on the database).
      */
-    private final GroupCommit<String, RequestPreamble> attaches = new GroupCommit<>(MAX_ATTACH_GROUP, id -> 1,
+    private final GroupCommit<String, AttachRead> attaches = new GroupCommit<>(MAX_ATTACH_GROUP, id -> 1,
             this::readPreambles);
+
+    /** An attach's preamble, or why it could not be read. */
+    private record AttachRead(RequestPreamble preamble, RuntimeException failure) { }
 
     /**
      * {@code rounds}: where socket rounds and cursor writes run; {@code fanout}: where a commit's deliveries to more
@@ -168,7 +171,9 @@ public final class RealtimeHub implements CommitFeed.Listener {
         // issue 15: the partition touch, the client record and the log head in one round trip (the request
         // preamble's), shared with the partition's attaches that queued meanwhile; the socket's first round starts
         // from it (its serve gate is read for that round)
-        RequestPreamble pre = attaches.submit(partition, clientId);
+        AttachRead read = attaches.submit(partition, clientId);
+        if (read.failure() != null) throw read.failure();
+        RequestPreamble pre = read.preamble();
         PartitionRegistryEntry registry = pre.registry();
         Optional<ClientRecord> record = pre.clientRecord();
         if (record.isPresent() && !record.get().actorId().equals(identity.actorId())) {
@@ -201,10 +206,33 @@ public final class RealtimeHub implements CommitFeed.Listener {
     }
 
     /** The preambles of a group of one partition's attaches, in one round trip. */
-    private List<RequestPreamble> readPreambles(String partition, List<String> clientIds) {
+    /**
+     * A group's preambles in one round trip; a group that fails is read again one client at a time, so a failure
+     * (a stored record that would not parse, say) fails its own client's attach only.
+     */
+    private List<AttachRead> readPreambles(String partition, List<String> clientIds) {
         Context ctx = context();
+        long now = ctx.clock().nowMs();
+        int version = ctx.schema().version();
         try (StorageSession s = ctx.storage().openSession(partition)) {
-            return s.preambles(ctx.clock().nowMs(), UUID.randomUUID().toString(), ctx.schema().version(), clientIds);
+            if (clientIds.size() > 1) {
+                try {
+                    return s.preambles(now, UUID.randomUUID().toString(), version, clientIds).stream()
+                            .map(pre -> new AttachRead(pre, null)).toList();
+                } catch (RuntimeException groupFailed) {
+                    // read again one by one below: each failure reaches the attach it belongs to
+                }
+            }
+            List<AttachRead> each = new ArrayList<>(clientIds.size());
+            for (String clientId : clientIds) {
+                try {
+                    each.add(new AttachRead(s.preambles(now, UUID.randomUUID().toString(), version,
+                            List.of(clientId)).get(0), null));
+                } catch (RuntimeException e) {
+                    each.add(new AttachRead(null, e));
+                }
+            }
+            return each;
         }
     }
 

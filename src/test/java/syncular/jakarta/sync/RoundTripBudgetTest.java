@@ -88,8 +88,10 @@ class RoundTripBudgetTest {
         volatile java.util.concurrent.CountDownLatch heldEnd;
         /** Statements holding at {@link #heldEnd}. */
         final AtomicInteger endsHeld = new AtomicInteger();
-        /** When set, the next statement storing several client records fails as a refused value would. */
-        volatile boolean failGroupOnce;
+        /** Executions of statements holding this text are counted, and the {@link #failAt}th fails as a refused
+         *  value would. */
+        volatile String failMatching = "";
+        final AtomicInteger failAt = new AtomicInteger(-1);
 
         Counting(DataSource real) { this.real = real; }
 
@@ -145,8 +147,7 @@ class RoundTripBudgetTest {
                         endsHeld.incrementAndGet();
                         hold.await();
                     }
-                    if (failGroupOnce && sql.contains(GROUPED_RECORDS)) {
-                        failGroupOnce = false;
+                    if (!failMatching.isEmpty() && sql.contains(failMatching) && failAt.getAndDecrement() == 0) {
                         throw new SQLException("invalid input syntax (injected)", "22P02");
                     }
                 }
@@ -310,15 +311,25 @@ class RoundTripBudgetTest {
 
     /**
      * Attaches of one partition that queue while another is read are read together, each with its own client record:
-     * one round trip for all of them, and a clientId bound to another actor is still refused.
+     * one round trip for all of them, and a clientId bound to another actor is still refused. A group whose read
+     * fails is read again one client at a time, and each attach gets what it would have got alone.
      */
     @Test
     void attachesThatQueueWhileOneIsReadShareOneRoundTrip() throws Exception {
+        for (boolean groupFails : List.of(false, true)) attachesQueued(groupFails);
+    }
+
+    /** With {@code groupFails}, the group's read fails and is read again one client at a time. */
+    private void attachesQueued(boolean groupFails) throws Exception {
         Counting counting = new Counting(db);
         Attached attached = attach(counting, "budget-group", () -> 0L);
         Identity other = new Identity("actor-2", attached.actor.partition());
         java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
         counting.reset();
+        if (groupFails) {
+            counting.failMatching = "WITH ORDINALITY";
+            counting.failAt.set(1);   // the leader's read goes through, the group's fails
+        }
         counting.held = gate;
         java.util.concurrent.FutureTask<RealtimeSession> leader = attaching(attached.hub, attached.actor, "c1");
         while (counting.checkouts.get() < 1) Thread.sleep(1);   // the leader's read is in flight
@@ -335,7 +346,8 @@ class RoundTripBudgetTest {
                 () -> queued.get(2).get());
         assertEquals(ErrorCode.SYNC_INVALID_CLIENT_ID,
                 assertInstanceOf(SyncException.class, refused.getCause()).code(), "c1 is actor-1's (§1.5)");
-        assertEquals(2, counting.roundTrips.get(), "the leader's read, then one for the three that queued");
+        assertEquals(groupFails ? 5 : 2, counting.roundTrips.get(), groupFails
+                ? "the leader's read, the three's that failed, then each alone" : "the leader's read, then the three's");
         assertEquals(2, counting.checkouts.get());
     }
 
@@ -494,7 +506,10 @@ class RoundTripBudgetTest {
             java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
             counting.reset();
             counting.heldEnd = release;
-            counting.failGroupOnce = groupFails;
+            if (groupFails) {
+                counting.failMatching = GROUPED_RECORDS;
+                counting.failAt.set(0);
+            }
             // clients at the head: their windows are empty by their bounds, so each request ends on its own trip
             var leader = handling(handler, actor, pullFrom("c1", "s1", 1), "c1");
             while (counting.endsHeld.get() < 1) Thread.sleep(1);
