@@ -205,9 +205,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
         return session;
     }
 
-    /** The preambles of a group of one partition's attaches, in one round trip. */
     /**
-     * A group's preambles in one round trip; a group that fails is read again one client at a time, so a failure
+     * The preambles of a group of one partition's attaches, in one round trip; a group that fails is read again one client at a time, so a failure
      * (a stored record that would not parse, say) fails its own client's attach only.
      */
     private List<AttachRead> readPreambles(String partition, List<String> clientIds) {

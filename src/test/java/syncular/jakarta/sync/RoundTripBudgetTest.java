@@ -252,6 +252,22 @@ class RoundTripBudgetTest {
         assertEquals(counting.roundTrips.get(), lateRound, "the late first round read its own preamble");
     }
 
+    /** Another client's commit of a row of {@code project}, reported to the hub as the commit feed would. */
+    private static long pushAndAnnounce(Attached attached, String project) {
+        SyncHandler.Handled pushed = attached.handler.handle(attached.actor, new RequestMessage(1, List.of(
+                new ReqHeader("c2", 1), new PushCommit("k1", List.of(PushCommit.Operation.upsert("tasks", "t1",
+                        null, TestSchemas.taskPayload(SCHEMA, "t1", project, "title", false)))))));
+        long seq = pushed.appliedCommitSeqs().get(0);
+        attached.hub.committed(attached.actor.partition(), seq);
+        return seq;
+    }
+
+    /** The frames of the last round response the socket was sent. */
+    private static List<ResponseFrame> lastResponse(Attached attached) {
+        byte[] last = attached.sent.get(attached.sent.size() - 1);
+        return ResponseDecoder.decode(java.util.Arrays.copyOfRange(last, 1, last.length)).frames();
+    }
+
     /**
      * A commit the socket heard of after its attach (realtime/behind-session-wakes-then-deltas-resume: the client is
      * woken for it, then pulls) is in the first round's pull, which still starts from the attach's preamble: the
@@ -261,17 +277,11 @@ class RoundTripBudgetTest {
     void aFirstRoundAfterACommitTheSocketHeardOfPullsIt() {
         Counting counting = new Counting(db);
         Attached attached = attach(counting, "budget-heard", () -> 0L);
-        SyncHandler.Handled pushed = attached.handler.handle(attached.actor, new RequestMessage(1, List.of(
-                new ReqHeader("c2", 1), new PushCommit("k1", List.of(PushCommit.Operation.upsert("tasks", "t1",
-                        null, TestSchemas.taskPayload(SCHEMA, "t1", "p2", "title", false)))))));
-        long seq = pushed.appliedCommitSeqs().get(0);
-        attached.hub.committed(attached.actor.partition(), seq);   // what the commit feed reports
+        long seq = pushAndAnnounce(attached, "p2");
         counting.reset();
         attached.session.onBinary(round(pullOf("p2")));
         int round = counting.roundTrips.get();
-        byte[] last = attached.sent.get(attached.sent.size() - 1);
-        List<ResponseFrame> frames = ResponseDecoder.decode(java.util.Arrays.copyOfRange(last, 1, last.length))
-                .frames();
+        List<ResponseFrame> frames = lastResponse(attached);
         assertEquals(seq, assertInstanceOf(SubEnd.class, frames.get(frames.size() - 1)).nextCursor(),
                 "the round pulled through the commit it was woken for");
         counting.reset();
@@ -287,11 +297,7 @@ class RoundTripBudgetTest {
     void aRoundWhoseWindowTheHubFannedOutReadsNoWindow() {
         Counting counting = new Counting(db);
         Attached attached = attach(counting, "budget-tail", () -> 0L);
-        SyncHandler.Handled pushed = attached.handler.handle(attached.actor, new RequestMessage(1, List.of(
-                new ReqHeader("c2", 1), new PushCommit("k1", List.of(PushCommit.Operation.upsert("tasks", "t1",
-                        null, TestSchemas.taskPayload(SCHEMA, "t1", "p1", "title", false)))))));
-        long seq = pushed.appliedCommitSeqs().get(0);
-        attached.hub.committed(attached.actor.partition(), seq);   // read once, for the fanout and the tail
+        long seq = pushAndAnnounce(attached, "p1");   // the hub reads it once, for the fanout and the tail
         counting.reset();
         RequestMessage incremental = new RequestMessage(1, List.of(new ReqHeader("c1", 1),
                 new PullHeader(0, 0, 0, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS),
@@ -300,9 +306,7 @@ class RoundTripBudgetTest {
         assertEquals(1, counting.roundTrips.get(), "the request's end only: " + counting.prepared);
         assertTrue(counting.prepared.stream().noneMatch(sql -> sql.contains("sync_change_scopes")),
                 "no window statement: " + counting.prepared);
-        byte[] last = attached.sent.get(attached.sent.size() - 1);
-        List<ResponseFrame> frames = ResponseDecoder.decode(java.util.Arrays.copyOfRange(last, 1, last.length))
-                .frames();
+        List<ResponseFrame> frames = lastResponse(attached);
         assertEquals(seq, assertInstanceOf(CommitFrame.class, frames.get(frames.size() - 2)).commitSeq());
         assertEquals(seq, assertInstanceOf(SubEnd.class, frames.get(frames.size() - 1)).nextCursor());
         assertEquals(seq, new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L)
