@@ -348,9 +348,12 @@ public final class RealtimeHub implements CommitFeed.Listener {
 
     @Override
     public void committed(String partition, long commitSeq) {
-        // read before it is announced while the partition has sessions, so that the recent tail holds every commit a
-        // round can hear of from this hub (a socket's first round may pull through the announced head)
-        boolean early = hasSessions(partition);
+        // read before it is announced, so that the recent tail holds every commit a round can hear of from this hub
+        // (a socket's first round may pull through the announced head); read whether or not the partition has
+        // sessions while the tail keeps commits: a commit it misses restarts it, and the pulls of every client whose
+        // cursor is older then read their windows from the database
+        boolean early = hasSessions(partition)
+                || context.get().map(c -> c.handler().recentCommits().keeps()).orElse(false);
         Optional<CommitFeed.CommitRead> read = early ? readAndKeep(partition, commitSeq) : Optional.empty();
         announced.merge(partition, commitSeq, Math::max);
         VarHandle.fullFence();   // see announced

@@ -13,8 +13,8 @@ import syncular.jakarta.storage.StoredCommit;
 
 /**
  * The commit log's recent tail, kept in memory per partition (issue 15): the commits this node's commit feed
- * announced, each read whole once for the realtime fanout, contiguous by seq and of the log epoch they were read
- * under. An incremental window (SPEC §4.5) that lies within a tail of the request's log epoch is answered from it as
+ * announced, each read whole once by the realtime hub (for its fanout and for this tail), contiguous by seq and of the
+ * log epoch they were read under. An incremental window (SPEC §4.5) that lies within a tail of the request's log epoch is answered from it as
  * the log answers it: the same commits with the same changes of the table that match the scopes, cut at the same
  * change count. Any other window is read from the database. A window that is empty by its bounds (a client at the
  * head) needs no tail at all.
@@ -142,6 +142,9 @@ public final class RecentCommits {
     public void forgetAll() {
         for (String partition : tails.keySet()) forget(partition);
     }
+
+    /** Whether it keeps commits at all (a bound of 0 keeps none). */
+    public boolean keeps() { return maxBytes > 0; }
 
     /** The bytes kept, as {@link #sizeOf} counts them (diagnostics and tests). */
     long bytes() { return bytes.get(); }

@@ -314,6 +314,36 @@ class RoundTripBudgetTest {
     }
 
     /**
+     * The hub keeps every commit the feed reports, whether or not the partition has sockets on this node: an HTTP
+     * pull through it reads no window statement.
+     */
+    @Test
+    void anHttpPullReadsNoWindowTheHubKeptWithoutSockets() {
+        Counting counting = new Counting(db);
+        PostgresServerStorage storage = new PostgresServerStorage(counting, new JdbcTransactionRunner(counting),
+                () -> 1_000L);
+        ScopeResolver all = identity -> Map.of("project_id", List.of("*"));
+        SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of, all, () -> 1_000L,
+                SyncSettings.DEFAULTS, null, Validation.NONE, Leases.OFF);
+        RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, all, () -> 1_000L, 1 << 20,
+                syncular.jakarta.events.ServerEvents.NONE);
+        RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, Runnable::run,
+                RealtimeSettings.DEFAULTS);
+        Identity actor = new Identity("actor-1", EmbeddedPostgresSupport.partition("budget-kept"));
+        handler.handle(actor, pullFrom("c1", "s", -1));
+        SyncHandler.Handled pushed = handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("c2", 1),
+                new PushCommit("k1", List.of(PushCommit.Operation.upsert("tasks", "t1", null,
+                        TestSchemas.taskPayload(SCHEMA, "t1", "p1", "title", false)))))));
+        long seq = pushed.appliedCommitSeqs().get(0);
+        hub.committed(actor.partition(), seq);
+        counting.reset();
+        List<ResponseFrame> frames = handler.handle(actor, pullFrom("c1", "s", seq - 1)).response().frames();
+        assertTrue(counting.prepared.stream().noneMatch(sql -> sql.contains("sync_change_scopes")),
+                "no window statement: " + counting.prepared);
+        assertEquals(seq, assertInstanceOf(CommitFrame.class, frames.get(frames.size() - 2)).commitSeq());
+    }
+
+    /**
      * Attaches of one partition that queue while another is read are read together, each with its own client record:
      * one round trip for all of them, and a clientId bound to another actor is still refused. A group whose read
      * fails is read again one client at a time, and each attach gets what it would have got alone.
