@@ -206,8 +206,8 @@ public final class RealtimeHub implements CommitFeed.Listener {
     }
 
     /**
-     * The preambles of a group of one partition's attaches, in one round trip; a group that fails is read again one client at a time, so a failure
-     * (a stored record that would not parse, say) fails its own client's attach only.
+     * The preambles of a group of one partition's attaches, in one round trip; a group that fails is read again one
+     * client at a time, so a failure (a stored record that would not parse, say) fails its own client's attach only.
      */
     private List<AttachRead> readPreambles(String partition, List<String> clientIds) {
         Context ctx = context();

@@ -14,10 +14,10 @@ import syncular.jakarta.storage.StoredCommit;
 /**
  * The commit log's recent tail, kept in memory per partition (issue 15): the commits this node's commit feed
  * announced, each read whole once by the realtime hub (for its fanout and for this tail), contiguous by seq and of the
- * log epoch they were read under. An incremental window (SPEC §4.5) that lies within a tail of the request's log epoch is answered from it as
- * the log answers it: the same commits with the same changes of the table that match the scopes, cut at the same
- * change count. Any other window is read from the database. A window that is empty by its bounds (a client at the
- * head) needs no tail at all.
+ * log epoch they were read under. An incremental window (SPEC §4.5) that lies within a tail of the request's log
+ * epoch is answered from it as the log answers it: the same commits with the same changes of the table that match
+ * the scopes, cut at the same change count. Any other window is read from the database. A window that is empty by
+ * its bounds (a client at the head) needs no tail at all.
  *
  * <p>A tail holds only what the feed announced in order: a commit that does not follow its last one (a gap the feed
  * reported as missed, a commit gone before it was read, a rewound log, another log epoch) starts it afresh. The

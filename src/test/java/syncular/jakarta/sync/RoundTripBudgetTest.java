@@ -381,7 +381,8 @@ class RoundTripBudgetTest {
         assertEquals(ErrorCode.SYNC_INVALID_CLIENT_ID,
                 assertInstanceOf(SyncException.class, refused.getCause()).code(), "c1 is actor-1's (§1.5)");
         assertEquals(groupFails ? 5 : 2, counting.roundTrips.get(), groupFails
-                ? "the leader's read, the three's that failed, then each alone" : "the leader's read, then the three's");
+                ? "the leader's read, the three's that failed, then each alone"
+                : "the leader's read, then the three's");
         assertEquals(2, counting.checkouts.get());
     }
 

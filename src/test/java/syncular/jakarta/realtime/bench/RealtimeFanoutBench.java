@@ -74,7 +74,8 @@ public final class RealtimeFanoutBench {
             storage.ensureSchema(SCHEMA, List.of());
             SyncHandler handler = new SyncHandler(storage, () -> SCHEMA, List::of, ALL, CLOCK,
                     new SyncSettings(500, 256 * 1024, 8L * 1024 * 1024, 60_000, 1000,
-            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS, 1000, 0, 1 << 20), null, Validation.NONE, Leases.OFF);
+            syncular.jakarta.sync.PartitionAdmission.Settings.DEFAULTS, 1000, 0, 1 << 20), null, Validation.NONE,
+                    Leases.OFF);
             PostgresCommitFeed feed = new PostgresCommitFeed(db::rawConnection, db, 200, 1_000);
             RealtimeHub.Context ctx = new RealtimeHub.Context(storage, handler, SCHEMA, ALL, CLOCK, 1 << 20, syncular.jakarta.events.ServerEvents.NONE);
             RealtimeHub hub = new RealtimeHub(() -> Optional.of(ctx), feed, Runnable::run, Runnable::run,
