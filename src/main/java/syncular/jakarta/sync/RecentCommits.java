@@ -34,14 +34,6 @@ public final class RecentCommits {
     /** What a kept commit costs besides its ids, scopes and payloads (record, lists, map), closely enough. */
     static final long COMMIT_OVERHEAD = 96;
     static final long CHANGE_OVERHEAD = 160;
-    /**
-     * How long a window whose last commits the feed has not brought yet waits for them: the head a request read is
-     * committed, so the feed reports it moments later (it lags by a notice and a read), and waiting is cheaper than
-     * reading the window from the database.
-     */
-    static final long CATCH_UP_NANOS = 3_000_000;
-    /** A window more commits ahead of its tail than this does not wait for the feed. */
-    static final int CATCH_UP_COMMITS = 16;
 
     private final long maxBytes;
     private final ConcurrentHashMap<String, Tail> tails = new ConcurrentHashMap<>();
@@ -112,7 +104,6 @@ public final class RecentCommits {
                 while (bytes.get() > maxBytes && t.bytes > maxBytes / 2 && t.size() > 1) {
                     bytes.addAndGet(-t.dropOldest());
                 }
-                t.notifyAll();   // windows waiting for this commit
             }
             break;
         }
@@ -134,7 +125,6 @@ public final class RecentCommits {
         synchronized (t) {
             t.dropped = true;
             bytes.addAndGet(-t.clear());
-            t.notifyAll();
         }
     }
 
@@ -151,9 +141,8 @@ public final class RecentCommits {
 
     /**
      * {@code query}'s window of {@code partition}'s log at {@code logEpoch}, when its bounds leave it empty or a
-     * tail of that epoch holds all of it, waiting up to {@link #CATCH_UP_NANOS} for the feed to bring its last few
-     * commits; empty when it must be read from the database. Its horizon is -1: no read ran ({@link CommitWindow}),
-     * and there is no request end on it.
+     * tail of that epoch holds all of it; empty when it must be read from the database. Its horizon is -1: no read
+     * ran ({@link CommitWindow}), and there is no request end on it.
      */
     Optional<CommitWindow> window(String partition, String logEpoch, CommitWindowQuery query) {
         if (query.scopes().isEmpty()) return Optional.empty();   // the storage refuses it with its own error
@@ -162,23 +151,9 @@ public final class RecentCommits {
         if (t == null) return Optional.empty();
         List<StoredCommit> range;
         synchronized (t) {
-            long deadline = System.nanoTime() + CATCH_UP_NANOS;
-            while (true) {
-                if (t.size() == 0 || !logEpoch.equals(t.epoch) || query.afterSeq() + 1 < t.firstSeq()) {
-                    return Optional.empty();
-                }
-                long behind = query.throughSeq() - t.lastSeq();
-                if (behind <= 0) break;
-                long left = deadline - System.nanoTime();
-                if (behind > CATCH_UP_COMMITS || left <= 0) return Optional.empty();
-                try {
-                    t.wait(left / 1_000_000, (int) (left % 1_000_000));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return Optional.empty();
-                }
-            }
+            if (t.size() == 0 || !logEpoch.equals(t.epoch)) return Optional.empty();
             long first = t.firstSeq();
+            if (query.afterSeq() + 1 < first || query.throughSeq() > t.lastSeq()) return Optional.empty();
             int from = t.head + (int) (query.afterSeq() + 1 - first);
             int to = t.head + (int) (query.throughSeq() - first) + 1;
             range = new ArrayList<>(t.commits.subList(from, to));

@@ -158,38 +158,6 @@ class RecentCommitsTest {
         assertEquals(List.of(6L, 7L), seqs(recent.window("p", "e", new CommitWindowQuery("tasks", P1, 5, 9, 2))));
     }
 
-    /**
-     * A window whose last commits the feed brings while it waits is answered from the tail. The wait is short, so a
-     * reader descheduled past it reads the database instead; the scenario is retried until one reader waited.
-     */
-    @Test
-    void aWindowAFewCommitsAheadOfTheTailWaitsForTheFeed() throws Exception {
-        boolean answered = false;
-        for (int attempt = 0; attempt < 50 && !answered; attempt++) {
-            RecentCommits recent = new RecentCommits(1 << 20);
-            for (long s = 1; s <= 3; s++) recent.committed("p", "e", commit(s, "tasks", "p1"));
-            java.util.concurrent.FutureTask<Optional<CommitWindow>> waiting = new java.util.concurrent.FutureTask<>(
-                    () -> recent.window("p", "e", new CommitWindowQuery("tasks", P1, 1, 5, 100)));
-            Thread reader = new Thread(waiting);
-            reader.start();
-            while (reader.getState() != Thread.State.TIMED_WAITING && reader.isAlive()) Thread.onSpinWait();
-            recent.committed("p", "e", commit(4, "tasks", "p1"));
-            recent.committed("p", "e", commit(5, "tasks", "p1"));
-            Optional<CommitWindow> window = waiting.get();
-            if (window.isPresent()) {
-                assertEquals(List.of(2L, 3L, 4L, 5L), seqs(window), "answered once the feed brought them");
-                answered = true;
-            }
-        }
-        assertTrue(answered, "no reader waited for the feed");
-        RecentCommits recent = new RecentCommits(1 << 20);
-        for (long s = 1; s <= 5; s++) recent.committed("p", "e", commit(s, "tasks", "p1"));
-        assertTrue(recent.window("p", "e", new CommitWindowQuery("tasks", P1, 1, 6, 100)).isEmpty(),
-                "a commit that never comes: the database reads it");
-        assertTrue(recent.window("p", "e", new CommitWindowQuery("tasks", P1, 1,
-                5 + RecentCommits.CATCH_UP_COMMITS + 1, 100)).isEmpty(), "too far ahead to wait for");
-    }
-
     @Test
     void aCommitThatDoesNotFollowTheTailOrComesUnderAnotherEpochStartsItAfresh() {
         RecentCommits recent = new RecentCommits(1 << 20);
