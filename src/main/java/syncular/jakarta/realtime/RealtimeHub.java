@@ -36,6 +36,7 @@ import syncular.jakarta.storage.StoredCommit;
 import syncular.jakarta.sync.Scopes;
 import syncular.jakarta.sync.ClientIds;
 import syncular.jakarta.sync.GroupCommit;
+import syncular.jakarta.sync.RecentCommits;
 import syncular.jakarta.sync.StorableInput;
 import syncular.jakarta.sync.SyncException;
 import syncular.jakarta.sync.SyncHandler;
@@ -352,14 +353,15 @@ public final class RealtimeHub implements CommitFeed.Listener {
         // (a socket's first round may pull through the announced head); read whether or not the partition has
         // sessions while the tail keeps commits: a commit it misses restarts it, and the pulls of every client whose
         // cursor is older then read their windows from the database
-        boolean early = hasSessions(partition)
-                || context.get().map(c -> c.handler().recentCommits().keeps()).orElse(false);
-        Optional<CommitFeed.CommitRead> read = early ? readAndKeep(partition, commitSeq) : Optional.empty();
+        Optional<RecentCommits> recent = context.get().map(c -> c.handler().recentCommits());
+        boolean early = hasSessions(partition) || recent.map(RecentCommits::keeps).orElse(false);
+        Optional<CommitFeed.CommitRead> read = early ? readAndKeep(partition, commitSeq, recent)
+                : Optional.empty();
         announced.merge(partition, commitSeq, Math::max);
         VarHandle.fullFence();   // see announced
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null || sessions.isEmpty()) return;
-        if (!early) read = readAndKeep(partition, commitSeq);   // its first session came meanwhile
+        if (!early) read = readAndKeep(partition, commitSeq, recent);   // its first session came meanwhile
         long now = clockNow();
         if (read.isEmpty()) {
             // pruned before we read it: whoever it concerned must pull
@@ -401,13 +403,14 @@ public final class RealtimeHub implements CommitFeed.Listener {
      * The whole commit, which also goes to the recent tail the node's pulls read their windows from; a commit gone
      * before it was read, or read without a log epoch, breaks the tail.
      */
-    private Optional<CommitFeed.CommitRead> readAndKeep(String partition, long commitSeq) {
+    private Optional<CommitFeed.CommitRead> readAndKeep(String partition, long commitSeq,
+                                                        Optional<RecentCommits> recent) {
         Optional<CommitFeed.CommitRead> read = feed.readCommit(partition, commitSeq);
-        context.get().map(c -> c.handler().recentCommits()).ifPresent(recent -> {
+        recent.ifPresent(tail -> {
             if (read.isPresent() && read.get().logEpoch() != null) {
-                recent.committed(partition, read.get().logEpoch(), read.get().commit());
+                tail.committed(partition, read.get().logEpoch(), read.get().commit());
             } else {
-                recent.forget(partition);
+                tail.forget(partition);
             }
         });
         return read;

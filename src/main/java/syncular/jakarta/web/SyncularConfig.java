@@ -614,13 +614,17 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 PostgresServerStorage.DEFAULT_TOUCH_INTERVAL_MS);
         // each of the two memories it sizes (segments by content address, inline pages) at most an eighth of the
         // heap, so that a small heap holds a storm however the budget was set
-        long segmentCache = Math.min(atLeastZero(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024),
-                Runtime.getRuntime().maxMemory() / 8);
-        long recentCommits = Math.min(atLeastZero(config, "syncular.limits.recent-commit-bytes",
-                SyncSettings.DEFAULTS.recentCommitBytes()), Runtime.getRuntime().maxMemory() / 16);
+        long segmentCache = heapShare(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024, 8);
+        long recentCommits = heapShare(config, "syncular.limits.recent-commit-bytes",
+                SyncSettings.DEFAULTS.recentCommitBytes(), 16);
         return new Limits(maxRequest, maxResponse, (int) maxOps, (int) inline, segmentTtl, spill, (int) maxSubs,
                 new PartitionAdmission.Settings((int) concurrency, (int) queue, waitMs), lockTimeout, touchInterval,
                 segmentCache, (int) maxCascade, recentCommits);
+    }
+
+    /** A memory budget in bytes: at least 0 (off), at most 1/{@code share} of the JVM's maximum heap. */
+    private static long heapShare(Config config, String key, long dflt, long share) {
+        return Math.min(atLeastZero(config, key, dflt), Runtime.getRuntime().maxMemory() / share);
     }
 
     private static long atLeastZero(Config config, String key, long dflt) {

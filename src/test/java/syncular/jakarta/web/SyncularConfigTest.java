@@ -154,29 +154,30 @@ class SyncularConfigTest {
         assertFalse(SyncularConfig.from(config(with("syncular.images.enabled", "false"))).images().enabled());
         assertEquals(3, SyncularConfig.from(config(with("syncular.images.concurrent-builds", "3")))
                 .images().concurrentBuilds());
-        assertEquals(0, SyncularConfig.from(config(with("syncular.limits.segment-cache-bytes", "0")))
-                .limits().segmentCacheBytes());
-        assertEquals(Runtime.getRuntime().maxMemory() / 8, SyncularConfig.from(config(with(
-                "syncular.limits.segment-cache-bytes", String.valueOf(Long.MAX_VALUE)))).limits().segmentCacheBytes(),
-                "each memory it sizes is at most an eighth of the heap");
+        assertHeapShare("syncular.limits.segment-cache-bytes", SyncularConfig.Limits::segmentCacheBytes, 8);
         assertMessage(with("syncular.images.directory", "/nonexistent/images"),
                 "syncular.images.directory must be an existing directory: /nonexistent/images");
         assertMessage(with("syncular.images.concurrent-builds", "0"),
                 "syncular.images.concurrent-builds must be at least 1");
         assertMessage(with("syncular.images.enabled", "sometimes"), "syncular.images.enabled must be true or false");
-        assertMessage(with("syncular.limits.segment-cache-bytes", "-1"),
-                "syncular.limits.segment-cache-bytes must be at least 0");
+    }
 
+    @Test
+    void theLogsRecentTailIsKeptWithinASixteenthOfTheHeap() {
+        SyncularConfig defaults = SyncularConfig.from(config(DB));
         assertEquals(Math.min(16L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16),
                 defaults.limits().recentCommitBytes());
         assertEquals(defaults.limits().recentCommitBytes(), defaults.limits().settings().recentCommitBytes());
-        assertEquals(0, SyncularConfig.from(config(with("syncular.limits.recent-commit-bytes", "0")))
-                .limits().recentCommitBytes());
-        assertEquals(Runtime.getRuntime().maxMemory() / 16, SyncularConfig.from(config(with(
-                "syncular.limits.recent-commit-bytes", String.valueOf(Long.MAX_VALUE)))).limits().recentCommitBytes(),
-                "at most a sixteenth of the heap");
-        assertMessage(with("syncular.limits.recent-commit-bytes", "-1"),
-                "syncular.limits.recent-commit-bytes must be at least 0");
+        assertHeapShare("syncular.limits.recent-commit-bytes", SyncularConfig.Limits::recentCommitBytes, 16);
+    }
+
+    /** A byte budget {@code key} sizes: 0 turns it off, it is at most 1/{@code share} of the heap, never negative. */
+    private static void assertHeapShare(String key, java.util.function.ToLongFunction<SyncularConfig.Limits> budget,
+                                        long share) {
+        assertEquals(0, budget.applyAsLong(SyncularConfig.from(config(with(key, "0"))).limits()));
+        assertEquals(Runtime.getRuntime().maxMemory() / share, budget.applyAsLong(SyncularConfig.from(config(with(
+                key, String.valueOf(Long.MAX_VALUE)))).limits()), "at most 1/" + share + " of the heap");
+        assertMessage(with(key, "-1"), key + " must be at least 0");
     }
 
     @Test
