@@ -33,6 +33,9 @@
 #   OURS_JVM_OPTIONS=                                       our server JVM's options instead of -Prun's default
 #                                                           (e.g. add -XX:StartFlightRecording=… to profile)
 #   OURS_MICRO_OPTIONS=                                     extra Payara Micro arguments (e.g. --postbootcommandfile F)
+#   OURS_JAVA_HOME=                                         the JDK our server runs on (ours: Maven's -Prun and so
+#                                                           Payara Micro; ours-wildfly: standalone.sh); default: the
+#                                                           java on PATH. The driver always runs on $JAVA.
 #   OURS_WAR=target/syncular.war                            the WAR ours and ours-wildfly deploy
 #                                                           (src/bench/floor/build.sh makes the reconnect storm's
 #                                                           floors, target/floor/...; the database floor on WildFly
@@ -261,7 +264,7 @@ run_server() { # run_server NAME
       start_database "$name"
       port=$OURS_PORT; await_ports_free "$port"
       mkdir -p "$WORK/$name/data"
-      start_group "$LOGS/$name-server.log" env -C "$ROOT" mvn -o -Prun \
+      start_group "$LOGS/$name-server.log" env -C "$ROOT" ${OURS_JAVA_HOME:+JAVA_HOME="$OURS_JAVA_HOME"} mvn -o -Prun \
         org.codehaus.mojo:exec-maven-plugin:java@run-server \
         -Dsyncular.port="$port" -Dsyncular.data-dir="$WORK/$name/data" \
         -Dsyncular.dev.db-url="jdbc:postgresql://127.0.0.1:$DB_URL_PORT/postgres" \
@@ -290,7 +293,7 @@ run_server() { # run_server NAME
       bash "$ROOT/src/test/servers/prepare.sh" /nonexistent-payara "$wf" "$pgjar" >/dev/null
       cp "${OURS_WAR:-$ROOT/target/syncular.war}" "$wf/standalone/deployments/syncular.war"
       start_group "$LOGS/$name-server.log" env SYNCULAR_DB_URL="jdbc:postgresql://127.0.0.1:$DB_URL_PORT/postgres" \
-        SYNCULAR_DB_USER=postgres SYNCULAR_DB_PASSWORD=postgres \
+        SYNCULAR_DB_USER=postgres SYNCULAR_DB_PASSWORD=postgres ${OURS_JAVA_HOME:+JAVA_HOME="$OURS_JAVA_HOME"} \
         JAVA_OPTS="${OURS_JVM_OPTIONS:-$WILDFLY_JVM_DEFAULT} -Djava.net.preferIPv4Stack=true \
           -Djboss.modules.system.pkgs=org.jboss.byteman -Djava.awt.headless=true \
           -Dsyncular.schema=$ROOT/src/bench/tasks.schema.json \
