@@ -612,8 +612,9 @@ public record SyncularConfig(String schema, Optional<String> datasource, Optiona
                 PostgresServerStorage.DEFAULT_LOCK_TIMEOUT_MS);
         long touchInterval = atLeastZero(config, "syncular.limits.partition-touch-interval-ms",
                 PostgresServerStorage.DEFAULT_TOUCH_INTERVAL_MS);
-        // each of the two memories it sizes (segments by content address, inline pages) at most an eighth of the
-        // heap, so that a small heap holds a storm however the budget was set
+        // the segment cache's budget sizes each of its two memories (segments by content address, inline pages),
+        // at most an eighth of the heap; the log's recent tail at most a sixteenth: a small heap holds a storm
+        // however the budgets were set
         long segmentCache = heapShare(config, "syncular.limits.segment-cache-bytes", 64L * 1024 * 1024, 8);
         long recentCommits = heapShare(config, "syncular.limits.recent-commit-bytes",
                 SyncSettings.DEFAULTS.recentCommitBytes(), 16);
