@@ -5,6 +5,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongPredicate;
 import java.util.function.Predicate;
 import syncular.jakarta.schema.CompiledSchema;
@@ -55,6 +60,15 @@ public final class PullProcessor {
     private final SegmentPublisher segments;
     private final SegmentBytesCache<PageKey, BuiltPage> inlinePages;
     private final RecentCommits recent;
+    /** Pages being built for delivery by reference, by their keys without a pin ({@link Building}). */
+    private final ConcurrentHashMap<PageKey, CompletableFuture<Void>> building = new ConcurrentHashMap<>();
+    /** How long a request waits for another one's build of the page it needs before it builds the page itself. */
+    static final long BUILD_WAIT_MS = 10_000;
+    /**
+     * How long a bootstrap waits for the recent tail to be given its pin (the feed announces a commit moments after
+     * the request read the log head) before it reads its pages again: a page read costs far longer.
+     */
+    static final long TAIL_WAIT_MS = 50;
 
     /**
      * {@code segments}: where pages sent by reference go (null: none are); {@code pageCacheBytes}: how many bytes of
@@ -73,12 +87,15 @@ public final class PullProcessor {
         ResponseFrame publish(SegmentRequest request, byte[] segmentBytes);
 
         /**
-         * A rows page already published in {@code request}'s context (pin, scopes, schema, log epoch) that starts at
-         * its row cursor and that {@code fits} the page this request would build, by reference: a storm of clients
-         * bootstrapping one pin reads and encodes each page once, not once per client (issue 15). Empty when there
-         * is none or it does not fit, and always from a publisher that keeps nothing it published (this default).
+         * A rows page already published in {@code request}'s context (scopes, schema, log epoch) that starts at its
+         * row cursor and that {@code fits} the page this request would build, by reference: a storm of clients
+         * bootstrapping one pin reads and encodes each page once, not once per client (issue 15). A page published
+         * at another pin serves this one if its pin is not older, or if {@code unchangedSince} that pin (a client
+         * there would pull an empty window through this one). Empty when there is none
+         * or it does not fit, and always from a publisher that keeps nothing it published (this default).
          */
-        default Optional<SegmentRef> reuse(SegmentRequest request, Predicate<SegmentRef> fits) {
+        default Optional<SegmentRef> reuse(SegmentRequest request, Predicate<SegmentRef> fits,
+                                           LongPredicate unchangedSince) {
             return Optional.empty();
         }
 
@@ -250,12 +267,28 @@ public final class PullProcessor {
                     cursor, limits.limitSnapshotRows(), capBytes);
             Optional<BuiltPage> kept = canInline
                     ? inlinePages.get(key).filter(k -> sendsInline.test(k.bytes().length)) : Optional.empty();
+            Building leading = null;
             if (kept.isEmpty() && canExternal && budget.allows(REF_FRAME_BYTES)) {
-                Optional<SegmentRef> reused = segments.reuse(new SegmentRequest(session.partition(), logEpoch,
-                        table.name(), schema.version(), digest, asOf, 0, cursor, null,
-                        limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)),
-                        ref -> fits(ref, limits.limitSnapshotRows(), budget.maxBytes())
-                                && !sendsInline.test(ref.byteLength()));
+                SegmentRequest at = new SegmentRequest(session.partition(), logEpoch, table.name(), schema.version(),
+                        digest, asOf, 0, cursor, null, limits.accepts(PullHeader.ACCEPT_SIGNED_URLS));
+                Predicate<SegmentRef> fitsHere = ref -> fits(ref, limits.limitSnapshotRows(), budget.maxBytes())
+                        && !sendsInline.test(ref.byteLength());
+                LongPredicate unchanged = since -> unchangedSince(session.partition(), logEpoch, table.name(),
+                        effective, since, asOf);
+                Optional<SegmentRef> reused = segments.reuse(at, fitsHere, unchanged);
+                if (reused.isEmpty()) {
+                    // one build of a page at a time on this node: the requests that come for it meanwhile (a storm
+                    // of clients bootstrapping at once, each at its own pin) wait for it and reuse it
+                    leading = new Building(new PageKey(key.partition(), logEpoch, table.name(), schema.version(),
+                            digest, -1, cursor, limits.limitSnapshotRows(), capBytes), new CompletableFuture<>());
+                    CompletableFuture<Void> running = building.putIfAbsent(leading.key(), leading.done());
+                    if (running != null) {
+                        leading = null;
+                        session.release();   // no connection held while another request builds the page
+                        awaitBuild(running);
+                        reused = segments.reuse(at, fitsHere, unchanged);
+                    }
+                }
                 if (reused.isPresent()) {
                     frames.add(reused.get());
                     budget.spend(REF_FRAME_BYTES);
@@ -264,27 +297,66 @@ public final class PullProcessor {
                     continue;
                 }
             }
-            BuiltPage built = kept.isPresent() ? kept.get() : build(session, schema, table, effective, cursor,
-                    limits.limitSnapshotRows(), capBytes);
-            boolean inline = sendsInline.test(built.bytes().length);
-            if (!budget.allows(inline ? built.bytes().length + INLINE_FRAME_OVERHEAD : REF_FRAME_BYTES)) {
-                return new Resume(cursor); // the token carries the rest
-            }
-            if (inline) {
-                frames.add(new SegmentInline(built.bytes()));
-                budget.spend(built.bytes().length + INLINE_FRAME_OVERHEAD);
-                if (kept.isEmpty()) inlinePages.remember(key, built);
-            } else {
-                ResponseFrame ref = segments.publish(new SegmentRequest(session.partition(), logEpoch, table.name(),
-                        schema.version(), digest, asOf, built.rows(), cursor, built.nextRowCursor(),
-                        limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), built.bytes());
-                frames.add(ref);
-                budget.spend(REF_FRAME_BYTES);
+            BuiltPage built;
+            try {
+                built = kept.isPresent() ? kept.get() : build(session, schema, table, effective, cursor,
+                        limits.limitSnapshotRows(), capBytes);
+                boolean inline = sendsInline.test(built.bytes().length);
+                if (!budget.allows(inline ? built.bytes().length + INLINE_FRAME_OVERHEAD : REF_FRAME_BYTES)) {
+                    return new Resume(cursor); // the token carries the rest
+                }
+                if (inline) {
+                    frames.add(new SegmentInline(built.bytes()));
+                    budget.spend(built.bytes().length + INLINE_FRAME_OVERHEAD);
+                    if (kept.isEmpty()) inlinePages.remember(key, built);
+                } else {
+                    ResponseFrame ref = segments.publish(new SegmentRequest(session.partition(), logEpoch,
+                            table.name(), schema.version(), digest, asOf, built.rows(), cursor, built.nextRowCursor(),
+                            limits.accepts(PullHeader.ACCEPT_SIGNED_URLS)), built.bytes());
+                    frames.add(ref);
+                    budget.spend(REF_FRAME_BYTES);
+                }
+            } finally {
+                if (leading != null) {
+                    building.remove(leading.key(), leading.done());
+                    leading.done().complete(null);
+                }
             }
             if (built.nextRowCursor() == null) return null;
             cursor = built.nextRowCursor();
         }
         return new Resume(cursor);
+    }
+
+    /** A page this node is building for delivery by reference: its key without a pin, done once published. */
+    private record Building(PageKey key, CompletableFuture<Void> done) { }
+
+    /**
+     * Waits for another request's build of a page, at most {@link #BUILD_WAIT_MS}: a build that fails or takes
+     * longer leaves the waiting request to build the page itself.
+     */
+    private static void awaitBuild(CompletableFuture<Void> running) {
+        try {
+            running.get(BUILD_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // built here then
+        }
+    }
+
+    /**
+     * Whether a page built for a bootstrap pinned at {@code since} serves one pinned at {@code asOf} (issue 15): the
+     * recent tail shows that no change of the table matching the scopes was committed in between, so a client
+     * bootstrapped at {@code since} would pull an empty window through {@code asOf}, and its replica is the one a
+     * bootstrap at {@code asOf} gives. A page holds rows at the pin or newer in any case (see {@link #fits}), so
+     * the writes that move a partition's head elsewhere (other scopes, other tables) no longer make every client's
+     * bootstrap read and encode its pages again. A row that a change moved out of the scopes is not in the window
+     * either, as for every client at {@code since}.
+     */
+    private boolean unchangedSince(String partition, String logEpoch, String table,
+                                   Map<String, List<String>> effective, long since, long asOf) {
+        return recent.unchanged(partition, logEpoch, table, new ScopeFilter(effective), since, asOf, TAIL_WAIT_MS);
     }
 
     /**

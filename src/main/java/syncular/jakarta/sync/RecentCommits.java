@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import syncular.jakarta.storage.CommitWindow;
 import syncular.jakarta.storage.CommitWindowQuery;
+import syncular.jakarta.storage.ScopeFilter;
 import syncular.jakarta.storage.StoredChange;
 import syncular.jakarta.storage.StoredCommit;
 
@@ -100,6 +101,7 @@ public final class RecentCommits {
                 t.commits.add(commit);
                 t.bytes += size;
                 bytes.addAndGet(size);
+                t.notifyAll();   // unchanged() may wait for this commit
                 // a partition keeps at most half the bound while others hold the rest
                 while (bytes.get() > maxBytes && t.bytes > maxBytes / 2 && t.size() > 1) {
                     bytes.addAndGet(-t.dropOldest());
@@ -173,6 +175,40 @@ public final class RecentCommits {
             if (delivered >= query.limitChanges()) break;
         }
         return Optional.of(new CommitWindow(commits, -1));
+    }
+
+    /**
+     * Whether a tail of {@code logEpoch} holds {@code (afterSeq, throughSeq]} whole and no change of {@code table} in
+     * it matches {@code scopes}: the window a client at {@code afterSeq} would pull through {@code throughSeq} is
+     * empty. A tail that holds the start of the range but has not yet been given its end (the feed announces a
+     * commit moments after the request read the log head) is waited for, at most {@code waitMs}. False whenever
+     * the tail cannot tell.
+     */
+    boolean unchanged(String partition, String logEpoch, String table, ScopeFilter scopes, long afterSeq,
+                      long throughSeq, long waitMs) {
+        if (scopes.isEmpty()) return false;
+        CommitWindowQuery query = new CommitWindowQuery(table, scopes, afterSeq, throughSeq, 1);
+        long deadline = System.nanoTime() + waitMs * 1_000_000;
+        while (true) {
+            Optional<CommitWindow> window = window(partition, logEpoch, query);
+            if (window.isPresent()) return window.get().commits().isEmpty();
+            Tail t = tails.get(partition);
+            if (t == null) return false;
+            synchronized (t) {
+                if (t.dropped || t.size() == 0 || !logEpoch.equals(t.epoch) || afterSeq + 1 < t.firstSeq()) {
+                    return false;
+                }
+                if (t.lastSeq() >= throughSeq) continue;   // given since the window was looked for
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return false;
+                try {
+                    t.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+        }
     }
 
     /** What a kept commit costs the memory, closely enough. */

@@ -1,6 +1,7 @@
 package syncular.jakarta.sync;
 
 import java.util.Optional;
+import java.util.function.LongPredicate;
 import java.util.function.Predicate;
 import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.events.ServerEvents;
@@ -27,6 +28,23 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
     private final Optional<SqliteImageLane> images;
     private final Optional<SegmentUrls> urls;
     private final ServerEvents events;
+    /**
+     * The newest rows-page publication this node published or reused per context without its pin (issue 15), at
+     * most {@value #KNOWN_CONTEXTS} contexts, least recently used out first: a bootstrap at a newer pin finds it
+     * without asking the store, and reuses it where the scopes saw no change since ({@link #reuse}).
+     */
+    private final java.util.LinkedHashMap<Context, SegmentStore.Publication> known =
+            new java.util.LinkedHashMap<>(64, 0.75f, true);
+    static final int KNOWN_CONTEXTS = 4_096;
+
+    /** A rows page's context without its pin: partition, log epoch, table, schema version, scopes, first row. */
+    private record Context(String partition, String logEpoch, String table, int schemaVersion, String scopeDigest,
+                           String rowCursor) {
+        static Context of(SegmentStore.Key k) {
+            return new Context(k.partition(), k.logEpoch(), k.table(), k.schemaVersion(), k.scopeDigest(),
+                    k.rowCursor());
+        }
+    }
 
     /**
      * {@code images}: the §5.3 lane, or empty when this server serves the rows lane only; {@code urls}: the §5.4
@@ -68,6 +86,7 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
         String id = SegmentStore.segmentId(bytes);
         SegmentStore.Publication published = store.publish(new SegmentStore.Publication(id, rowsPage(r), bytes.length,
                 r.rowCount(), now, now + ttlMs), bytes);
+        remember(published);
         events.emit(event(published, false, now));
         return withUrl(new SegmentRef(id, SegmentRef.MediaType.ROWS, r.table(), bytes.length, r.rowCount(),
                 r.asOfCommitSeq(), r.scopeDigest(), r.rowCursor(), r.nextRowCursor(), null, null), r);
@@ -76,11 +95,29 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
     /**
      * Only a publication live for at least half a segment TTL more is reused, so that a client that gets its
      * descriptor has about as long to download it as from a page built for it (§5.5: an expired one costs a retry).
+     * The newest publication of the context this node knows of serves any pin it is not older than, and an older
+     * pin's where {@code unchangedSince} it; otherwise the store is asked for one at the request's pin. The
+     * descriptor always carries the request's pin: a segment's bytes hold none, and a download selects any live
+     * publication of the segment in its partition and log epoch.
      */
     @Override
-    public Optional<SegmentRef> reuse(PullProcessor.SegmentRequest r, Predicate<SegmentRef> fits) {
+    public Optional<SegmentRef> reuse(PullProcessor.SegmentRequest r, Predicate<SegmentRef> fits,
+                                      LongPredicate unchangedSince) {
         long now = clock.nowMs();
-        Optional<SegmentStore.Publication> live = store.find(rowsPage(r), now + ttlMs / 2);
+        long liveAt = now + ttlMs / 2;
+        SegmentStore.Key key = rowsPage(r);
+        SegmentStore.Publication newest;
+        synchronized (known) {
+            newest = known.get(Context.of(key));
+        }
+        Optional<SegmentStore.Publication> live;
+        if (newest != null && newest.liveAt(liveAt) && (newest.key().asOfCommitSeq() >= r.asOfCommitSeq()
+                || unchangedSince.test(newest.key().asOfCommitSeq()))) {
+            live = Optional.of(newest);
+        } else {
+            live = store.find(key, liveAt);
+            live.ifPresent(this::remember);
+        }
         if (live.isEmpty()) return Optional.empty();
         SegmentStore.Publication p = live.get();
         SegmentRef ref = new SegmentRef(p.segmentId(), SegmentRef.MediaType.ROWS, r.table(), p.byteLength(),
@@ -88,6 +125,19 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
         if (!fits.test(ref)) return Optional.empty();
         events.emit(event(p, true, now));
         return Optional.of(withUrl(ref, r));
+    }
+
+    /** Keeps {@code p} as its context's newest unless one at a newer pin (or as new and longer lived) is kept. */
+    private void remember(SegmentStore.Publication p) {
+        Context context = Context.of(p.key());
+        synchronized (known) {
+            SegmentStore.Publication kept = known.get(context);
+            long keptPin = kept == null ? -1 : kept.key().asOfCommitSeq();
+            long pin = p.key().asOfCommitSeq();
+            if (kept != null && (keptPin > pin || keptPin == pin && kept.expiresAtMs() >= p.expiresAtMs())) return;
+            known.put(context, p);
+            if (known.size() > KNOWN_CONTEXTS) known.remove(known.keySet().iterator().next());
+        }
     }
 
     private static SegmentStore.Key rowsPage(PullProcessor.SegmentRequest r) {

@@ -1,6 +1,7 @@
 package syncular.jakarta.sync;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -174,6 +175,37 @@ class RecentCommitsTest {
         recent.forget("p");
         assertTrue(recent.window("p", "e2", new CommitWindowQuery("tasks", P1, 2, 3, 100)).isEmpty());
         assertEquals(0, recent.bytes());
+    }
+
+    /**
+     * Whether a scope saw no change between two seqs, for a bootstrap at the second that could reuse pages published
+     * at the first (issue 15): only a tail that holds the range can say so; one that has not yet been given the
+     * range's end is waited for, a bounded time.
+     */
+    @Test
+    void aScopeIsUnchangedOnlyWhereTheTailHoldsTheRangeAndTheEndIsWaitedFor() throws Exception {
+        RecentCommits recent = new RecentCommits(1 << 20);
+        for (long s = 1; s <= 3; s++) recent.committed("p", "e", commit(s, "tasks", "p2"));
+        recent.committed("p", "e", commit(4, "tasks", "p1"));
+        assertTrue(recent.unchanged("p", "e", "tasks", P1, 0, 3, 0), "only p2 changed through 3");
+        assertFalse(recent.unchanged("p", "e", "tasks", P1, 2, 4, 0), "p1 changed at 4");
+        assertTrue(recent.unchanged("p", "e", "other", P1, 0, 4, 0), "another table");
+        assertFalse(recent.unchanged("p", "e2", "tasks", P1, 0, 3, 0), "another log epoch");
+        assertFalse(recent.unchanged("q", "e", "tasks", P1, 0, 3, 0), "no tail");
+        assertFalse(recent.unchanged("p", "e", "tasks", P1, 0, 5, 0), "5 not given: nothing to wait for, no answer");
+
+        Thread feed = new Thread(() -> {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                return;
+            }
+            recent.committed("p", "e", commit(5, "tasks", "p2"));
+        });
+        feed.start();
+        assertTrue(recent.unchanged("p", "e", "tasks", P1, 4, 5, 30_000), "waited for 5, which left p1 alone");
+        feed.join();
+        assertFalse(recent.unchanged("p", "e", "tasks", P1, 4, 6, 20), "6 never comes: no answer");
     }
 
     @Test

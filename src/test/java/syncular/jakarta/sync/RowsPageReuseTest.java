@@ -11,6 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -19,7 +24,10 @@ import org.junit.jupiter.api.Test;
 import syncular.jakarta.events.ServerEvent;
 import syncular.jakarta.host.Identity;
 import syncular.jakarta.schema.CompiledSchema;
+import syncular.jakarta.storage.CommitFeed;
+import syncular.jakarta.storage.ServerStorage;
 import syncular.jakarta.storage.TestSchemas;
+import syncular.jakarta.storage.postgres.PostgresCommitFeed;
 import syncular.jakarta.storage.postgres.EmbeddedPostgresSupport;
 import syncular.jakarta.wire.PullHeader;
 import syncular.jakarta.wire.PushCommit;
@@ -59,12 +67,16 @@ class RowsPageReuseTest {
 
     /** Pages up to {@code inlineMaxBytes} go inline (1: every page by reference); the storage counts its row scans. */
     private SyncHandler handler(int inlineMaxBytes) {
+        return handler(StorageHooks.around(database.storage(), "scanRows", scans::incrementAndGet, () -> { }),
+                inlineMaxBytes);
+    }
+
+    private SyncHandler handler(ServerStorage storage, int inlineMaxBytes) {
         SyncSettings settings = new SyncSettings(SyncSettings.DEFAULTS.maxOperationsPerRequest(), inlineMaxBytes,
                 SyncSettings.DEFAULTS.maxResponseBytes(), TTL_MS, SyncSettings.DEFAULTS.maxSubscriptionsPerRequest(),
                 SyncSettings.DEFAULTS.admission(), SyncSettings.DEFAULTS.maxCascadeOperationsPerCommit(),
                 SyncSettings.DEFAULTS.pageCacheBytes(), SyncSettings.DEFAULTS.recentCommitBytes());
-        return new SyncHandler(
-                StorageHooks.around(database.storage(), "scanRows", scans::incrementAndGet, () -> { }), () -> SCHEMA,
+        return new SyncHandler(storage, () -> SCHEMA,
                 List::of, identity -> Map.of("project_id", List.of("*")), now::get, settings,
                 new SegmentPublishing(database.segments(), now::get, TTL_MS, Optional.empty(), Optional.empty(),
                         events::add),
@@ -79,9 +91,9 @@ class RowsPageReuseTest {
 
     /**
      * A whole bootstrap of {@code project} from scratch: its page descriptors and inline pages, every page's rows
-     * read.
+     * read, and the cursor it ended at (its pin).
      */
-    private record Bootstrap(List<SegmentRef> pages, List<byte[]> inlinePages, List<String> rowIds) { }
+    private record Bootstrap(List<SegmentRef> pages, List<byte[]> inlinePages, List<String> rowIds, long cursor) { }
 
     private Bootstrap bootstrap(String client, String project, int limitRows) {
         return bootstrap(handler, client, project, limitRows);
@@ -116,7 +128,7 @@ class RowsPageReuseTest {
                 }
             }
         } while (token != null);
-        return new Bootstrap(pages, inlines, ids);
+        return new Bootstrap(pages, inlines, ids, cursor);
     }
 
     private List<String> eventTypes() { return events.stream().map(ServerEvent::type).toList(); }
@@ -220,6 +232,108 @@ class RowsPageReuseTest {
         Bootstrap afterWrite = bootstrap(inline, "c4", "p4", 10);
         assertEquals(3, scans.get(), "a new pin is read again");
         assertEquals(26, afterWrite.rowIds().stream().distinct().count());
+    }
+
+    /** The last commit {@link #keepTail} gave the handler's recent tail. */
+    private long kept;
+
+    /** What the realtime hub does with every commit the feed announces: the handler's recent tail gets it. */
+    private void keepTail() {
+        PostgresCommitFeed feed = new PostgresCommitFeed(() -> database.db().getConnection(), database.db(), 50, 500);
+        while (true) {
+            Optional<CommitFeed.CommitRead> read = feed.readCommit(actor.partition(), kept + 1);
+            if (read.isEmpty()) return;
+            handler.recentCommits().committed(actor.partition(), read.get().logEpoch(), read.get().commit());
+            kept++;
+        }
+    }
+
+    /**
+     * Writes elsewhere in the partition move the pin, not the pages (issue 15): while the node's recent tail shows
+     * no change of the table in a bootstrap's scopes since the pin its pages were published at, a bootstrap at the
+     * newer pin gets those pages, described at its own pin, without a row read, and its rows are the server's. A
+     * write in its scopes, or a tail that does not reach back to the pages' pin, has the pages read again.
+     */
+    @Test
+    void writesInOtherScopesMoveThePinButNotThePages() {
+        write("p6", 0, 25);
+        keepTail();
+        Bootstrap first = bootstrap("c1", "p6", 10);
+        assertEquals(3, scans.get());
+
+        write("other6", 0, 3);
+        keepTail();
+        scans.set(0);
+        events.clear();
+        Bootstrap second = bootstrap("c2", "p6", 10);
+        assertEquals(0, scans.get(), "no change in the scopes since the first pin: its pages");
+        assertEquals(first.pages().stream().map(SegmentRef::segmentId).toList(),
+                second.pages().stream().map(SegmentRef::segmentId).toList());
+        assertEquals(List.of("segment.reused", "segment.reused", "segment.reused"), eventTypes());
+        assertEquals(kept, second.pages().get(0).asOfCommitSeq(), "described at the request's own pin, the head");
+        assertTrue(second.pages().get(0).asOfCommitSeq() > first.pages().get(0).asOfCommitSeq());
+        assertEquals(kept, second.cursor());
+        assertEquals(List.copyOf(stored("p6").keySet()), second.rowIds());
+
+        write("p6", 25, 26);
+        keepTail();
+        scans.set(0);
+        Bootstrap third = bootstrap("c3", "p6", 10);
+        assertEquals(3, scans.get(), "a write in the scopes: read again");
+        assertEquals(26, third.rowIds().size());
+
+        write("other6", 3, 4);
+        handler.recentCommits().forget(actor.partition());
+        scans.set(0);
+        bootstrap("c4", "p6", 10);
+        assertEquals(3, scans.get(), "a tail that cannot tell: read again");
+    }
+
+    /**
+     * A storm of clients bootstrapping at once reads each page once on a node (issue 15): the clients that need a page
+     * another request is building wait for it without holding a connection, then reuse it.
+     */
+    @Test
+    void clientsThatComeWhileAPageIsBuiltWaitForItAndReuseIt() throws Exception {
+        write("p7", 0, 8);   // one page
+        CountDownLatch building = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        CountDownLatch waiting = new CountDownLatch(2);
+        ServerStorage storage = StorageHooks.around(StorageHooks.around(database.storage(), "scanRows", () -> {
+            if (scans.getAndIncrement() == 0) {
+                building.countDown();
+                await(go);
+            }
+        }, () -> { }), "release", waiting::countDown, () -> { });
+        SyncHandler held = handler(storage, 1);
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            Future<Bootstrap> first = pool.submit(() -> bootstrap(held, "c1", "p7", 10));
+            assertTrue(building.await(30, TimeUnit.SECONDS));
+            Future<Bootstrap> second = pool.submit(() -> bootstrap(held, "c2", "p7", 10));
+            Future<Bootstrap> third = pool.submit(() -> bootstrap(held, "c3", "p7", 10));
+            assertTrue(waiting.await(30, TimeUnit.SECONDS), "both let their connections go and wait for the build");
+            go.countDown();
+            List<Bootstrap> all = List.of(first.get(30, TimeUnit.SECONDS), second.get(30, TimeUnit.SECONDS),
+                    third.get(30, TimeUnit.SECONDS));
+            assertEquals(1, scans.get(), "the page was read once");
+            for (Bootstrap b : all) {
+                assertEquals(first.get().pages().get(0).segmentId(), b.pages().get(0).segmentId());
+                assertEquals(List.copyOf(stored("p7").keySet()), b.rowIds());
+            }
+            assertEquals(List.of("segment.built", "segment.reused", "segment.reused"), eventTypes());
+        } finally {
+            go.countDown();
+            pool.shutdownNow();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(30, TimeUnit.SECONDS));
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A client's replica of one project's rows, by id: their versions (deleted rows are absent). */
