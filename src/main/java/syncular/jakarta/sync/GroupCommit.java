@@ -13,7 +13,9 @@ import java.util.function.ToIntFunction;
  * applied one transaction each spend most of their time queued for it, each paying the lock, its round trips and a
  * COMMIT. Here a request that finds its partition idle leads: it applies its own work and everything that queued
  * while it did so, as ONE group through {@code apply} (one transaction), and then hands the lead to the oldest
- * request still queued. Everybody else waits, holding no connection, until a leader has applied its work.
+ * request still queued. Everybody else waits, holding no connection, until a leader has applied its work. Work that
+ * takes no lock may allow several leaders of a partition at once ({@code maxLeaders}): a request then waits only
+ * while that many groups are applied.
  *
  * <p>A group takes whole requests in arrival order, up to {@code maxUnits} units of work (commits); a request
  * larger than that goes alone. {@code apply} returns one result per item of its group, in order; if it throws, every
@@ -27,13 +29,26 @@ import java.util.function.ToIntFunction;
  */
 public final class GroupCommit<I, R> {
     private final int maxUnits;
+    private final int maxLeaders;
     private final ToIntFunction<I> units;
     private final BiFunction<String, List<I>, List<R>> apply;
     private final ConcurrentHashMap<String, Lane<I, R>> lanes = new ConcurrentHashMap<>();
 
+    /** One group of a partition at a time: what pushes need (the partition lock serializes them anyway). */
     public GroupCommit(int maxUnits, ToIntFunction<I> units, BiFunction<String, List<I>, List<R>> apply) {
+        this(maxUnits, 1, units, apply);
+    }
+
+    /**
+     * Up to {@code maxLeaders} groups of a partition at a time: for work that takes no lock (reads, request ends),
+     * where a request that waited for the group ahead of it to finish would wait for nothing but the grouping.
+     */
+    public GroupCommit(int maxUnits, int maxLeaders, ToIntFunction<I> units,
+                       BiFunction<String, List<I>, List<R>> apply) {
         if (maxUnits < 1) throw new IllegalArgumentException("maxUnits must be at least 1");
+        if (maxLeaders < 1) throw new IllegalArgumentException("maxLeaders must be at least 1");
         this.maxUnits = maxUnits;
+        this.maxLeaders = maxLeaders;
         this.units = units;
         this.apply = apply;
     }
@@ -55,13 +70,13 @@ public final class GroupCommit<I, R> {
     }
 
     /**
-     * One partition's queue; {@code busy} while a leader applies a group; {@code retired} once it left the map (idle),
-     * so a request that looked it up just before must look again rather than lead a second group of the partition
-     * beside the leader of the lane that replaced it. Guarded by its own monitor.
+     * One partition's queue of waiting requests; {@code leaders}: how many groups are being applied; {@code retired}
+     * once it left the map (idle), so a request that looked it up just before must look again rather than lead a
+     * group of the partition beside the leaders of the lane that replaced it. Guarded by its own monitor.
      */
     private static final class Lane<I, R> {
         final ArrayDeque<Waiter<I, R>> queue = new ArrayDeque<>();
-        boolean busy;
+        int leaders;
         boolean retired;
     }
 
@@ -73,10 +88,11 @@ public final class GroupCommit<I, R> {
             lane = lanes.computeIfAbsent(partition, k -> new Lane<>());
             synchronized (lane) {
                 if (lane.retired) continue;   // left the map after the lookup: the partition has a new lane
-                lane.queue.addLast(me);
-                if (!lane.busy) {
-                    lane.busy = true;
+                if (lane.leaders < maxLeaders) {
+                    lane.leaders++;
                     me.lead = true;
+                } else {
+                    lane.queue.addLast(me);
                 }
                 break;
             }
@@ -92,7 +108,7 @@ public final class GroupCommit<I, R> {
         if (me.done) return answer(me);
         List<Waiter<I, R>> group;
         synchronized (lane) {
-            group = take(lane);
+            group = take(me, lane);
         }
         try {
             List<I> items = new ArrayList<>(group.size());
@@ -113,13 +129,12 @@ public final class GroupCommit<I, R> {
         } finally {
             Waiter<I, R> next;
             synchronized (lane) {
-                next = lane.queue.peekFirst();
-                if (next == null) {
-                    lane.busy = false;
+                next = lane.queue.pollFirst();
+                if (next != null) {
+                    next.lead = true;   // this group's turn passes to the oldest request waiting
+                } else if (--lane.leaders == 0) {
                     lane.retired = true;
                     lanes.remove(partition, lane);
-                } else {
-                    next.lead = true;
                 }
             }
             for (Waiter<I, R> w : group) {
@@ -131,13 +146,14 @@ public final class GroupCommit<I, R> {
         return answer(me);
     }
 
-    /** The group a leader applies: the queue's head (the leader) and whole requests after it, up to the cap. */
-    private List<Waiter<I, R>> take(Lane<I, R> lane) {
+    /** The group a leader applies: the leader and the whole requests waiting in order after it, up to the cap. */
+    private List<Waiter<I, R>> take(Waiter<I, R> leader, Lane<I, R> lane) {
         List<Waiter<I, R>> group = new ArrayList<>();
-        int taken = 0;
+        group.add(leader);
+        int taken = units.applyAsInt(leader.item);
         while (!lane.queue.isEmpty()) {
             int next = units.applyAsInt(lane.queue.peekFirst().item);
-            if (!group.isEmpty() && taken + next > maxUnits) break;
+            if (taken + next > maxUnits) break;
             group.add(lane.queue.pollFirst());
             taken += next;
         }

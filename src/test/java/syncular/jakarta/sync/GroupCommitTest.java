@@ -16,20 +16,70 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The group commit primitive under real threads: every item is applied exactly once and answered with its own
- * result, one partition never has two groups applied at once while partitions run in parallel, a group never
+ * result, one partition never has more groups applied at once than its leaders allow (one for pushes) while
+ * partitions run in parallel, a group never
  * exceeds its unit cap (a larger item goes alone), and a group's failure reaches each of its items.
  */
 class GroupCommitTest {
     @Test @Timeout(60)
     void everyItemIsAppliedOnceInGroupsThatNeverOverlapWithinAPartition() throws Exception {
+        stress(1);
+    }
+
+    /** Work that takes no lock (request ends) may have several groups of a partition applied at once, never more. */
+    @Test @Timeout(60)
+    void withSeveralLeadersEveryItemIsAppliedOnceInAtMostThatManyGroupsAtOnce() throws Exception {
+        stress(3);
+    }
+
+    @Test @Timeout(30)
+    void aRequestWaitsOnlyWhileAsManyGroupsAsAllowedAreApplied() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger applying = new AtomicInteger();
+        GroupCommit<String, String> gc = new GroupCommit<>(64, 2, item -> 1, (partition, items) -> {
+            applying.incrementAndGet();
+            if (items.get(0).startsWith("held")) {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return items.stream().map(i -> "ok " + i).toList();
+        });
+        List<Thread> held = new ArrayList<>();
+        for (String item : List.of("held-1", "held-2")) {
+            Thread t = new Thread(() -> gc.submit("p", item));
+            held.add(t);
+            t.start();
+        }
+        while (applying.get() < 2) Thread.sleep(1);   // two groups of one partition at once
+        Map<String, Object> outcome = new ConcurrentHashMap<>();
+        Thread third = new Thread(() -> outcome.put("c", gc.submit("p", "c")));
+        third.start();
+        while (third.getState() != Thread.State.WAITING) Thread.sleep(1);
+        assertEquals(2, applying.get(), "the third waits while two are applied");
+        release.countDown();
+        third.join();
+        for (Thread t : held) t.join();
+        assertEquals("ok c", outcome.get("c"));
+        assertEquals("ok d", gc.submit("p", "d"), "the lane serves the next group");
+        assertThrows(IllegalArgumentException.class, () -> new GroupCommit<String, String>(1, 0, i -> 1, (p, i) -> i));
+    }
+
+    /**
+     * 24 threads over three partitions submit 200 items each, now and then one larger than the cap: every item is
+     * applied once and answered with its own result, at most {@code maxLeaders} groups of a partition at once.
+     */
+    private static void stress(int maxLeaders) throws Exception {
         Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
         AtomicInteger overlaps = new AtomicInteger();
         AtomicInteger groups = new AtomicInteger();
         AtomicInteger oversized = new AtomicInteger();
         Map<Integer, Integer> applied = new ConcurrentHashMap<>();
-        GroupCommit<int[], String> gc = new GroupCommit<>(8, item -> item[1], (partition, items) -> {
+        GroupCommit<int[], String> gc = new GroupCommit<>(8, maxLeaders, item -> item[1], (partition, items) -> {
             AtomicInteger n = inFlight.computeIfAbsent(partition, p -> new AtomicInteger());
-            if (n.incrementAndGet() > 1) overlaps.incrementAndGet();
+            if (n.incrementAndGet() > maxLeaders) overlaps.incrementAndGet();
             groups.incrementAndGet();
             int units = items.stream().mapToInt(i -> i[1]).sum();
             if (units > 8 && items.size() > 1) oversized.incrementAndGet();
@@ -71,7 +121,7 @@ class GroupCommitTest {
         assertEquals(List.of(), wrong, "every item answered with its own result");
         assertEquals(threads * perThread, applied.size());
         assertTrue(applied.values().stream().allMatch(v -> v == 1), "no item applied twice");
-        assertEquals(0, overlaps.get(), "one partition's groups never overlap");
+        assertEquals(0, overlaps.get(), "never more than " + maxLeaders + " of a partition's groups at once");
         assertEquals(0, oversized.get(), "a group keeps to its cap; a larger item goes alone");
         assertTrue(groups.get() <= threads * perThread);
     }

@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -524,9 +525,10 @@ class RoundTripBudgetTest {
     }
 
     /**
-     * Issue 15: ends of a partition's requests that queue while one is stored are stored together: every client
-     * record, then one gate re-read, in one round trip; two ends of one client in a group store the later record.
-     * A group that fails is stored again one end at a time, and every request still succeeds.
+     * Issue 15: ends of a partition's requests that queue while {@link SyncHandler#END_GROUPS_AT_ONCE} are stored are
+     * stored together: every client record, then one gate re-read, in one round trip; two ends of one client in a
+     * group store the later record. A group that fails is stored again one end at a time, and every request still
+     * succeeds.
      */
     @Test
     void requestEndsThatQueueWhileOneIsStoredShareOneRoundTrip() throws Exception {
@@ -537,7 +539,11 @@ class RoundTripBudgetTest {
             handler.handle(actor, new RequestMessage(1, List.of(new ReqHeader("w", 1), new PushCommit("k1",
                     List.of(PushCommit.Operation.upsert("tasks", "t1", null,
                             TestSchemas.taskPayload(SCHEMA, "t1", "p1", "title", false)))))));
+            int leaders = SyncHandler.END_GROUPS_AT_ONCE;
+            List<String> leading = new ArrayList<>();
+            for (int i = 1; i <= leaders; i++) leading.add("l" + i);
             for (String client : List.of("c1", "c2", "c3")) handler.handle(actor, pullFrom(client, "s", -1));
+            for (String client : leading) handler.handle(actor, pullFrom(client, "s", -1));
             java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
             counting.reset();
             counting.heldEnd = release;
@@ -545,26 +551,28 @@ class RoundTripBudgetTest {
                 counting.failMatching = GROUPED_RECORDS;
                 counting.failAt.set(0);
             }
-            // clients at the head: their windows are empty by their bounds, so each request ends on its own trip
-            var leader = handling(handler, actor, pullFrom("c1", "s1", 1), "c1");
-            while (counting.endsHeld.get() < 1) Thread.sleep(1);
+            // clients at the head: their windows are empty by their bounds, so each request ends on its own trip;
+            // as many groups as may be stored at once, each held in its statement
+            List<java.util.concurrent.Future<SyncHandler.Handled>> held = new ArrayList<>();
+            for (String client : leading) held.add(handling(handler, actor, pullFrom(client, "s1", 1), client));
+            while (counting.endsHeld.get() < leaders) Thread.sleep(1);
             counting.heldEnd = null;
             var queued = List.of(handling(handler, actor, pullFrom("c2", "s2", 1), "c2"),
                     handling(handler, actor, pullFrom("c3", "s3", 1), "c3"),
                     handling(handler, actor, pullFrom("c2", "s4", 1), "c2-again"));
-            awaitEnding(queued.size() + 1);   // and the leader, held in its statement
+            awaitEnding(queued.size() + leaders);   // and the leaders, held in their statements
             release.countDown();
-            leader.get();
+            for (var l : held) l.get();
             for (var q : queued) q.get();
             PostgresServerStorage plain = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
             java.util.function.Function<String, String> subscribed = client -> plain.getClientRecord(
                     actor.partition(), client).orElseThrow().subscriptions().get(0).id();
-            assertEquals("s1", subscribed.apply("c1"));
+            for (String client : leading) assertEquals("s1", subscribed.apply(client));
             assertEquals("s3", subscribed.apply("c3"));
             assertTrue(Set.of("s2", "s4").contains(subscribed.apply("c2")), subscribed.apply("c2"));
             assertEquals(1, recordStatements(counting, true), "one statement for the three that queued");
-            assertEquals(groupFails ? 4 : 1, recordStatements(counting, false),
-                    groupFails ? "the leader's, then each of the failed group's alone" : "the leader's");
+            assertEquals(groupFails ? leaders + 3 : leaders, recordStatements(counting, false),
+                    groupFails ? "the leaders', then each of the failed group's alone" : "the leaders'");
         }
     }
 
