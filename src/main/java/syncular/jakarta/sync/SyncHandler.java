@@ -341,7 +341,7 @@ public final class SyncHandler {
     private final GroupCommit<End, Ended> ends = new GroupCommit<>(MAX_END_GROUP, END_GROUPS_AT_ONCE, end -> 1,
             this::endTogether);
     /** How many groups of request ends of one lane are stored at once. */
-    static final int END_GROUPS_AT_ONCE = 4;
+    static final int END_GROUPS_AT_ONCE = 2;
 
     /**
      * On the leader's thread, whose end is the group's first ({@link GroupCommit}), on its session's connection. A
