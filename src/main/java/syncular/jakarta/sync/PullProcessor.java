@@ -91,8 +91,8 @@ public final class PullProcessor {
          * row cursor and that {@code fits} the page this request would build, by reference: a storm of clients
          * bootstrapping one pin reads and encodes each page once, not once per client (issue 15). A page published
          * at another pin serves this one if its pin is not older, or if {@code unchangedSince} that pin (a client
-         * there would pull an empty window through this one). Empty when there is none
-         * or it does not fit, and always from a publisher that keeps nothing it published (this default).
+         * there would pull an empty window through this one). Empty when there is none or it does not fit, and
+         * always from a publisher that keeps nothing it published (this default).
          */
         default Optional<SegmentRef> reuse(SegmentRequest request, Predicate<SegmentRef> fits,
                                            LongPredicate unchangedSince) {

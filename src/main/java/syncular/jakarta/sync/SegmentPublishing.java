@@ -110,21 +110,26 @@ public final class SegmentPublishing implements PullProcessor.SegmentPublisher {
         synchronized (known) {
             newest = known.get(Context.of(key));
         }
-        Optional<SegmentStore.Publication> live;
+        Optional<SegmentRef> ref = Optional.empty();
         if (newest != null && newest.liveAt(liveAt) && (newest.key().asOfCommitSeq() >= r.asOfCommitSeq()
                 || unchangedSince.test(newest.key().asOfCommitSeq()))) {
-            live = Optional.of(newest);
-        } else {
-            live = store.find(key, liveAt);
-            live.ifPresent(this::remember);
+            ref = Optional.of(described(newest, r)).filter(fits);
         }
-        if (live.isEmpty()) return Optional.empty();
-        SegmentStore.Publication p = live.get();
-        SegmentRef ref = new SegmentRef(p.segmentId(), SegmentRef.MediaType.ROWS, r.table(), p.byteLength(),
-                p.rowCount(), r.asOfCommitSeq(), r.scopeDigest(), r.rowCursor(), p.key().nextRowCursor(), null, null);
-        if (!fits.test(ref)) return Optional.empty();
-        events.emit(event(p, true, now));
-        return Optional.of(withUrl(ref, r));
+        if (ref.isEmpty()) {
+            Optional<SegmentStore.Publication> found = store.find(key, liveAt);
+            found.ifPresent(this::remember);
+            newest = found.orElse(null);
+            ref = found.map(p -> described(p, r)).filter(fits);
+        }
+        if (ref.isEmpty()) return Optional.empty();
+        events.emit(event(newest, true, now));
+        return Optional.of(withUrl(ref.get(), r));
+    }
+
+    /** {@code p}'s page described at {@code r}'s pin. */
+    private static SegmentRef described(SegmentStore.Publication p, PullProcessor.SegmentRequest r) {
+        return new SegmentRef(p.segmentId(), SegmentRef.MediaType.ROWS, r.table(), p.byteLength(), p.rowCount(),
+                r.asOfCommitSeq(), r.scopeDigest(), r.rowCursor(), p.key().nextRowCursor(), null, null);
     }
 
     /** Keeps {@code p} as its context's newest unless one at a newer pin (or as new and longer lived) is kept. */
