@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The group commit primitive under real threads: every item is applied exactly once and answered with its own
  * result, one partition never has more groups applied at once than its leaders allow (one for pushes) while
- * partitions run in parallel, a group never
- * exceeds its unit cap (a larger item goes alone), and a group's failure reaches each of its items.
+ * partitions run in parallel, a group never exceeds its unit cap (a larger item goes alone), and a group's failure
+ * reaches each of its items.
  */
 class GroupCommitTest {
     @Test @Timeout(60)
