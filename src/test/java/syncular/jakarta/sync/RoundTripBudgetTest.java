@@ -544,9 +544,11 @@ class RoundTripBudgetTest {
             for (int i = 1; i <= leaders; i++) leading.add("l" + i);
             for (String client : List.of("c1", "c2", "c3")) handler.handle(actor, pullFrom(client, "s", -1));
             for (String client : leading) handler.handle(actor, pullFrom(client, "s", -1));
-            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            // the first leader is released first, the others only once the queued ends are stored: a leader that
+            // finishes hands its turn to the oldest end waiting, which takes every end queued behind it
+            java.util.concurrent.CountDownLatch releaseFirst = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch releaseRest = new java.util.concurrent.CountDownLatch(1);
             counting.reset();
-            counting.heldEnd = release;
             if (groupFails) {
                 counting.failMatching = GROUPED_RECORDS;
                 counting.failAt.set(0);
@@ -554,16 +556,20 @@ class RoundTripBudgetTest {
             // clients at the head: their windows are empty by their bounds, so each request ends on its own trip;
             // as many groups as may be stored at once, each held in its statement
             List<java.util.concurrent.Future<SyncHandler.Handled>> held = new ArrayList<>();
-            for (String client : leading) held.add(handling(handler, actor, pullFrom(client, "s1", 1), client));
-            while (counting.endsHeld.get() < leaders) Thread.sleep(1);
+            for (int i = 0; i < leaders; i++) {
+                counting.heldEnd = i == 0 ? releaseFirst : releaseRest;
+                held.add(handling(handler, actor, pullFrom(leading.get(i), "s1", 1), leading.get(i)));
+                while (counting.endsHeld.get() < i + 1) Thread.sleep(1);
+            }
             counting.heldEnd = null;
             var queued = List.of(handling(handler, actor, pullFrom("c2", "s2", 1), "c2"),
                     handling(handler, actor, pullFrom("c3", "s3", 1), "c3"),
                     handling(handler, actor, pullFrom("c2", "s4", 1), "c2-again"));
             awaitEnding(queued.size() + leaders);   // and the leaders, held in their statements
-            release.countDown();
-            for (var l : held) l.get();
+            releaseFirst.countDown();
             for (var q : queued) q.get();
+            releaseRest.countDown();
+            for (var l : held) l.get();
             PostgresServerStorage plain = new PostgresServerStorage(db, new JdbcTransactionRunner(db), () -> 1_000L);
             java.util.function.Function<String, String> subscribed = client -> plain.getClientRecord(
                     actor.partition(), client).orElseThrow().subscriptions().get(0).id();
