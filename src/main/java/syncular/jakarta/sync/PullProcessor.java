@@ -279,8 +279,7 @@ public final class PullProcessor {
                 if (reused.isEmpty()) {
                     // one build of a page at a time on this node: the requests that come for it meanwhile (a storm
                     // of clients bootstrapping at once, each at its own pin) wait for it and reuse it
-                    leading = new Building(new PageKey(key.partition(), logEpoch, table.name(), schema.version(),
-                            digest, -1, cursor, limits.limitSnapshotRows(), capBytes), new CompletableFuture<>());
+                    leading = new Building(key.withoutPin(), new CompletableFuture<>());
                     CompletableFuture<Void> running = building.putIfAbsent(leading.key(), leading.done());
                     if (running != null) {
                         leading = null;
@@ -389,7 +388,13 @@ public final class PullProcessor {
      * any page of a bootstrap that spans requests does.
      */
     private record PageKey(String partition, String logEpoch, String table, int schemaVersion, String scopeDigest,
-                           long asOfCommitSeq, String rowCursor, int limitRows, long capBytes) { }
+                           long asOfCommitSeq, String rowCursor, int limitRows, long capBytes) {
+        /** This page wherever it is pinned: what a build in progress is known by ({@link Building}). */
+        PageKey withoutPin() {
+            return new PageKey(partition, logEpoch, table, schemaVersion, scopeDigest, -1, rowCursor, limitRows,
+                    capBytes);
+        }
+    }
 
     /** A page's rows and encoding, and where the next one starts (null: it ended the table). */
     private record BuiltPage(int rows, byte[] bytes, String nextRowCursor) { }
