@@ -37,6 +37,9 @@ import syncular.jakarta.wire.Subscription;
  */
 public final class ReconnectStormBench {
     static final String PROJECT = "storm";
+    /** Messages the sockets read in the current run (text, binary): what a reconnect costs on the wire. */
+    static final AtomicLong TEXTS = new AtomicLong();
+    static final AtomicLong BINARIES = new AtomicLong();
 
     private ReconnectStormBench() { }
 
@@ -49,8 +52,8 @@ public final class ReconnectStormBench {
         int runs = BenchSupport.intOption(o, "runs", 1);
         System.out.printf("# ReconnectStormBench %s vus=%d seconds=%d seed=%d%n", base, vus, seconds, seed);
         ImageBootstrapBench.seed(base, PROJECT, seed);
-        System.out.printf("%-4s %12s %12s %9s %9s %9s %9s%n", "run", "reconnects", "per second", "p50 ms", "p95 ms",
-                "p99 ms", "failures");
+        System.out.printf("%-4s %12s %12s %9s %9s %9s %9s %9s %9s%n", "run", "reconnects", "per second", "p50 ms",
+                "p95 ms", "p99 ms", "failures", "texts/rc", "bins/rc");
         for (int run = 1; run <= runs; run++) run(base, vus, seconds, run);
         System.exit(0);
     }
@@ -58,6 +61,8 @@ public final class ReconnectStormBench {
     private static void run(URI base, int vus, int seconds, int run) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong failures = new AtomicLong();
+        TEXTS.set(0);
+        BINARIES.set(0);
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
         Thread writer = new Thread(() -> {
             long n = 0;
@@ -113,9 +118,11 @@ public final class ReconnectStormBench {
         for (Thread t : clients) t.join(30_000);
         writer.join(30_000);
         long[] v = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-        System.out.printf("%-4d %12d %12.1f %9.2f %9.2f %9.2f %9d%n", run, v.length, v.length / ((end - start) / 1e9),
-                BenchSupport.percentileMs(v, 0.50), BenchSupport.percentileMs(v, 0.95),
-                BenchSupport.percentileMs(v, 0.99), failures.get());
+        double n = Math.max(1, v.length);
+        System.out.printf("%-4d %12d %12.1f %9.2f %9.2f %9.2f %9d %9.2f %9.2f%n", run, v.length,
+                v.length / ((end - start) / 1e9), BenchSupport.percentileMs(v, 0.50),
+                BenchSupport.percentileMs(v, 0.95), BenchSupport.percentileMs(v, 0.99), failures.get(),
+                TEXTS.get() / n, BINARIES.get() / n);
     }
 
     /**
@@ -132,7 +139,7 @@ public final class ReconnectStormBench {
             Socket s = new Socket(PlainWebSocket.connect(uri, 30_000));
             try {
                 while (true) {
-                    PlainWebSocket.Message m = s.ws.read();
+                    PlainWebSocket.Message m = s.read();
                     if (m.isText() && m.text().contains("\"hello\"")) return s;
                 }
             } catch (Exception e) {
@@ -165,12 +172,18 @@ public final class ReconnectStormBench {
         private ResponseMessage roundResponse() throws Exception {
             MessageScanner scanner = new MessageScanner(64L << 20);
             while (true) {
-                PlainWebSocket.Message m = ws.read();
+                PlainWebSocket.Message m = read();
                 byte[] b = m.binary();
                 if (b == null || b.length == 0 || b[0] != 0x01) continue;
                 Optional<MessageScanner.Scanned> done = scanner.feed(b, 1, b.length - 1);
                 if (done.isPresent()) return ResponseDecoder.decode(done.get().message());
             }
+        }
+
+        private PlainWebSocket.Message read() throws Exception {
+            PlainWebSocket.Message m = ws.read();
+            (m.isText() ? TEXTS : BINARIES).incrementAndGet();
+            return m;
         }
 
         void close() { ws.close(); }
