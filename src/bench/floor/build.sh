@@ -2,7 +2,8 @@
 # Builds target/floor/syncular.war: the reconnect storm's floor (FloorEndpoint) with our wire codec, our Tyrus
 # workaround and a beans.xml, nothing else; and target/floor/syncular-db.war, the database floor: the same with one
 # PostgreSQL round trip per push and per round through the WAR's own datasource (FloorDatabase; our jboss-web.xml,
-# so WildFly only).
+# so WildFly only); and target/floor/syncular-db2.war, the two-trip floor: the database floor whose socket open reads
+# its client's row and whose round stores the client's cursor beside that read (what our server cannot go below).
 # Deploy either in place of our WAR: OURS_WAR=target/floor/syncular.war SERVERS="ours-wildfly ours" \
 #   src/bench/side-by-side.sh
 set -euo pipefail
@@ -32,4 +33,12 @@ cat >"$OUT/war/WEB-INF/web.xml" <<'XML'
 </web-app>
 XML
 (cd "$OUT/war" && jar -cf "$OUT/syncular-db.war" .)
-echo "$OUT/syncular.war $OUT/syncular-db.war"
+cat >"$OUT/war/WEB-INF/web.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+  <context-param><param-name>floor.database</param-name><param-value>true</param-value></context-param>
+  <context-param><param-name>floor.attach</param-name><param-value>true</param-value></context-param>
+</web-app>
+XML
+(cd "$OUT/war" && jar -cf "$OUT/syncular-db2.war" .)
+echo "$OUT/syncular.war $OUT/syncular-db.war $OUT/syncular-db2.war"

@@ -17,7 +17,8 @@ import syncular.jakarta.wire.SubStart;
  * The container's floor for a reconnect (issue 15): a WebSocket at the realtime path that answers as our server does
  * (hello on open, one round's response per binary message) but reads nothing and stores nothing. What the reconnect
  * storm measures against it is the cost of the container's upgrade and WebSocket stack alone. The database floor
- * ({@link FloorDatabase}) reads the log's newest commits once per round (the canned answer stays the same).
+ * ({@link FloorDatabase}) reads the log's newest commits once per round (the canned answer stays the same), the
+ * two-trip floor its client's row at open as well.
  */
 @ServerEndpoint("/realtime")
 public class FloorEndpoint {
@@ -35,12 +36,22 @@ public class FloorEndpoint {
 
     @OnOpen
     public void open(Session session) {
+        if (FloorDatabase.attaches()) FloorDatabase.readClient(clientId(session));
         session.getAsyncRemote().sendText(HELLO);
     }
 
     @OnMessage
     public void message(Session session, byte[] message) {
-        if (FloorDatabase.enabled()) FloorDatabase.readTail();
+        if (FloorDatabase.attaches()) {
+            FloorDatabase.storeCursorThenReadTail(clientId(session));
+        } else if (FloorDatabase.enabled()) {
+            FloorDatabase.readTail();
+        }
         session.getAsyncRemote().sendBinary(ByteBuffer.wrap(ROUND));
+    }
+
+    private static String clientId(Session session) {
+        List<String> ids = session.getRequestParameterMap().get("clientId");
+        return ids == null || ids.isEmpty() ? "" : ids.get(0);
     }
 }
