@@ -36,7 +36,8 @@ public class FloorDatabase implements ServletContextListener {
             DataSource ds = InitialContext.doLookup("java:app/jdbc/syncular");
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE IF NOT EXISTS floor_log (seq bigserial PRIMARY KEY, body bytea NOT NULL)");
-                s.execute("CREATE TABLE IF NOT EXISTS floor_clients (client_id text PRIMARY KEY, cursor bigint NOT NULL)");
+                s.execute("CREATE TABLE IF NOT EXISTS floor_clients (client_id text PRIMARY KEY, "
+                        + "cursor bigint NOT NULL)");
             }
             attach = "true".equals(event.getServletContext().getInitParameter("floor.attach"));
             source = ds;
